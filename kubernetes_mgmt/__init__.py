@@ -1,0 +1,1 @@
+"""Tacker Mgmt Driver plugin that builds Kubernetes clusters on VNF VMs."""

@@ -1,0 +1,5 @@
+import sys
+
+from kubernetes_mgmt.cli import main
+
+sys.exit(main())

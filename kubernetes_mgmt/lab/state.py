@@ -1,0 +1,131 @@
+"""The lab's description, shared by the lab manager, the Heat double and
+the emulated Kubernetes commands through one JSON file.
+
+Writers take an exclusive ``flock`` on ``<file>.lock``; readers re-read the
+file on every request, so a change made by ``lab`` commands shows in Heat
+at once.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Iterator
+
+DEFAULT_ROOT = '/var/tmp/kubernetes-mgmt-lab'
+STATE_FILE = 'lab.json'
+
+
+@dataclass
+class GroupLayout:
+    """How a group of VMs appears in Heat (mirrors the sample BaseHOT)."""
+
+    role: str                   # master | worker | storage
+    server: str                 # server resource name, e.g. masterNode
+    ports: list[str]            # port resource names, e.g. [masterNode_CP1]
+    group: str | None = None    # ASG name (aspect); None = top-level VM
+    volumes: list[str] = field(default_factory=list)  # Cinder volume names
+
+
+@dataclass
+class LabHost:
+    name: str                   # e.g. master-0; unique in the lab
+    role: str
+    ip: str
+    netns: str
+    root: str                   # the host's private directories on disk
+    server_id: str
+    member_name: str | None = None      # ASG member resource name
+    member_stack_id: str | None = None
+    compute_host: str = 'compute-0'
+    zone: str = 'nova'
+    generation: int = 0         # bumped when the VM is replaced (heal)
+    unhealthy: bool = False     # marked by Heat's mark-unhealthy
+    volume_ids: dict[str, str] = field(default_factory=dict)
+    volume_devices: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class LabState:
+    name: str
+    root: str
+    subnet: str                 # e.g. 10.10.0.0/24
+    gateway: str                # bridge address on the machine's side
+    bridge: str
+    username: str               # login of every lab VM
+    password: str
+    tenant_id: str
+    stack_id: str
+    stack_name: str
+    heat_port: int = 0
+    heat_token: str = ''
+    heat_pid: int | None = None
+    vip: str | None = None      # HA: the VIP port's address
+    vip_port: str = 'vip_CP'
+    floating_ips: dict[str, str] = field(default_factory=dict)
+    layouts: list[GroupLayout] = field(default_factory=list)
+    hosts: list[LabHost] = field(default_factory=list)
+    config_file: str = ''       # driver config that points at this lab
+
+    @property
+    def heat_url(self) -> str:
+        return f'http://{self.gateway}:{self.heat_port}/v1/{self.tenant_id}'
+
+    @property
+    def cluster_dir(self) -> str:
+        """Shared state of the emulated Kubernetes cluster."""
+        return os.path.join(self.root, 'cluster')
+
+    def host(self, name: str) -> LabHost:
+        for h in self.hosts:
+            if h.name == name:
+                return h
+        raise KeyError(f'no lab host named {name!r}')
+
+    def layout_for(self, role: str) -> GroupLayout:
+        for layout in self.layouts:
+            if layout.role == role:
+                return layout
+        raise KeyError(f'no layout for role {role!r}')
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> LabState:
+        data = dict(data)
+        data['layouts'] = [GroupLayout(**g) for g in data.get('layouts', [])]
+        data['hosts'] = [LabHost(**h) for h in data.get('hosts', [])]
+        return cls(**data)
+
+
+def state_path(root: str = DEFAULT_ROOT) -> str:
+    return os.path.join(root, STATE_FILE)
+
+
+def load(path: str) -> LabState:
+    with open(path, encoding='utf-8') as f:
+        return LabState.from_dict(json.load(f))
+
+
+def save(state: LabState, path: str) -> None:
+    tmp = f'{path}.tmp'
+    with open(tmp, 'w', encoding='utf-8') as f:
+        json.dump(state.to_dict(), f, indent=2, sort_keys=True)
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def locked(path: str) -> Iterator[LabState]:
+    """Load the state under an exclusive lock and save it on success."""
+    with open(f'{path}.lock', 'a+') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            state = load(path)
+            yield state
+            save(state, path)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -1,0 +1,1 @@
+"""Request parameters: parsed and validated into typed objects."""

@@ -1,0 +1,1 @@
+"""Topology: which VMs a VNF has, in which role, with which addresses."""

@@ -1,0 +1,55 @@
+"""Hosts of a VNF as the driver sees them, read from Heat."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Role(str, enum.Enum):
+    MASTER = 'master'
+    WORKER = 'worker'
+    STORAGE = 'storage'
+
+
+@dataclass(frozen=True)
+class Host:
+    """One VM of the VNF."""
+
+    role: Role
+    server_id: str              # Nova server id = Heat physical_resource_id
+    server_name: str            # logical resource name of the server
+    ssh_ip: str                 # address the driver connects to
+    nic_ip: str                 # address the cluster uses (node IP)
+    member_name: str | None = None      # ASG member resource name
+    member_stack_id: str | None = None  # nested stack id of that member
+    floating_ip: str | None = None
+    compute_host: str | None = None     # OS-EXT-SRV-ATTR:host
+    zone: str | None = None             # OS-EXT-AZ:availability_zone
+    server_groups: tuple[str, ...] = ()
+    volumes: dict[str, str] = field(default_factory=dict)  # res id -> dev
+
+    @property
+    def label(self) -> str:
+        """Short name for logs and error messages."""
+        return f'{self.role.value}/{self.member_name or self.server_name}' \
+               f'@{self.ssh_ip}'
+
+
+@dataclass(frozen=True)
+class Topology:
+    stack_id: str
+    masters: tuple[Host, ...]
+    workers: tuple[Host, ...]
+    cluster_ip: str                     # VIP (HA) or the master's IP
+    cluster_prefixlen: int | None = None  # of the cluster IP's subnet
+    cluster_fip: str | None = None
+    storage: Host | None = None
+
+    @property
+    def hosts(self) -> tuple[Host, ...]:
+        extra = (self.storage,) if self.storage else ()
+        return self.masters + self.workers + extra
+
+    @property
+    def is_ha(self) -> bool:
+        return len(self.masters) > 1
