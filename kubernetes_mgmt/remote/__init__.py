@@ -1,0 +1,1 @@
+"""Remote execution on the VNF's VMs over SSH."""

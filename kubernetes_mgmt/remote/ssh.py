@@ -1,0 +1,382 @@
+"""One SSH connection per host, reused for every command and file transfer.
+
+Commands are argv lists joined with ``shlex.join`` so every value reaches
+the remote shell as data. sudo reads the password from stdin (never from
+the command line). stdout and stderr are drained together so a chatty
+command cannot block on a full pipe, and every command has a deadline.
+"""
+from __future__ import annotations
+
+import base64
+import posixpath
+import select
+import shlex
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import paramiko
+
+from kubernetes_mgmt import redact
+from kubernetes_mgmt.conf import CONF
+from kubernetes_mgmt.errors import (
+    CommandFailed,
+    CommandTimeout,
+    ConnectError,
+    HostKeyMismatch,
+)
+from kubernetes_mgmt.remote.hostkeys import HostKeyStore, policy_for
+from kubernetes_mgmt.remote.retry import Backoff
+
+LOG = redact.get_logger(__name__)
+
+_CHUNK = 65536
+# After the exit status arrives, trailing output may still be in flight;
+# wait this long for end-of-file (a daemon that kept our stdout open must
+# not hang the driver).
+_EOF_GRACE = 2.0
+_AUTH_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class Login:
+    username: str
+    password: str = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a VM is reached and who logs in."""
+
+    address: str
+    login: Login
+    port: int = 22
+    label: str = ''
+
+    @property
+    def name(self) -> str:
+        return self.label or self.address
+
+
+@dataclass(frozen=True)
+class Result:
+    exit_status: int
+    stdout: str
+    stderr: str
+
+
+class SshSession:
+    """An open connection to one VM."""
+
+    def __init__(self, endpoint: Endpoint, client: paramiko.SSHClient):
+        self.endpoint = endpoint
+        self._client = client
+        self._sftp: paramiko.SFTPClient | None = None
+        self._sudo_needs_password: bool | None = None
+        self._lock = threading.Lock()
+
+    # -- commands ---------------------------------------------------------
+
+    def run(self, argv: Sequence[str], *, step: str, sudo: bool = False,
+            timeout: float | None = None, input: str | bytes | None = None,
+            check: bool = True) -> Result:
+        """Run ``argv`` and return its result; raise on failure or timeout.
+
+        ``input`` is written to the command's stdin (data, not code).
+        """
+        command = shlex.join(argv)
+        stdin = _as_bytes(input)
+        if sudo and not self._is_root():
+            command, stdin = self._with_sudo(command, stdin, step)
+        return self._execute(command, stdin, step=step, timeout=timeout,
+                             check=check)
+
+    def run_script(self, script: str, args: Sequence[str] = (), *,
+                   step: str, sudo: bool = False,
+                   timeout: float | None = None,
+                   check: bool = True) -> Result:
+        """Run a bash script; ``args`` become its positional parameters."""
+        return self.run(['bash', '-c', script, 'bash', *args], step=step,
+                        sudo=sudo, timeout=timeout, check=check)
+
+    # -- files ------------------------------------------------------------
+
+    def upload(self, data: str | bytes, remote_path: str, *, step: str,
+               mode: int = 0o644, sudo: bool = False) -> None:
+        """Write ``data`` to ``remote_path`` (creating parent directories).
+
+        With ``sudo`` the file goes to a private temporary file first and is
+        then installed as root, so the login user never owns a root file.
+        """
+        payload = _as_bytes(data) or b''
+        if not sudo or self._is_root():
+            self._sftp_write(payload, remote_path, mode, step)
+            return
+        tmp = posixpath.join(self._home(step), f'.kmgmt-{uuid.uuid4().hex}')
+        self._sftp_write(payload, tmp, 0o600, step)
+        try:
+            self.run(['install', '-D', '-m', f'{mode:o}', tmp, remote_path],
+                     step=step, sudo=True)
+        finally:
+            self.run(['rm', '-f', tmp], step=step, check=False)
+
+    def read_file(self, remote_path: str, *, step: str,
+                  sudo: bool = False) -> bytes:
+        if sudo and not self._is_root():
+            out = self.run(['base64', '-w0', remote_path], step=step,
+                           sudo=True)
+            return base64.b64decode(out.stdout)
+        try:
+            with self._sftp_client().open(remote_path, 'rb') as f:
+                return f.read()
+        except OSError as exc:
+            raise CommandFailed(self.endpoint.name, step, 1, '',
+                                f'cannot read {remote_path}: {exc}') from exc
+
+    @property
+    def alive(self) -> bool:
+        transport = self._client.get_transport()
+        return transport is not None and transport.is_active()
+
+    def close(self) -> None:
+        if self._sftp is not None:
+            self._sftp.close()
+        self._client.close()
+
+    # -- internals --------------------------------------------------------
+
+    def _execute(self, command: str, stdin: bytes | None, *, step: str,
+                 timeout: float | None, check: bool) -> Result:
+        limit = float(timeout or CONF.kubernetes_mgmt.command_timeout)
+        LOG.debug('[%s] %s: $ %s', self.endpoint.name, step, command)
+        transport = self._client.get_transport()
+        if not self.alive:
+            raise ConnectError(self.endpoint.name, step,
+                               'SSH connection is closed')
+        chan = transport.open_session(timeout=limit)
+        try:
+            chan.exec_command(command)
+            if stdin:
+                chan.sendall(stdin)
+            chan.shutdown_write()
+            status, out, err = _collect(chan, time.monotonic() + limit)
+        except _Expired:
+            raise CommandTimeout(
+                self.endpoint.name, step,
+                f'did not finish within {limit:g} s: '
+                f'{redact.redact(command)[:200]}') from None
+        finally:
+            chan.close()
+        result = Result(status, redact.redact(out), redact.redact(err))
+        if check and status != 0:
+            raise CommandFailed(self.endpoint.name, step, status,
+                                result.stdout, result.stderr)
+        return result
+
+    def _is_root(self) -> bool:
+        return self.endpoint.login.username == 'root'
+
+    def _with_sudo(self, command: str, stdin: bytes | None,
+                   step: str) -> tuple[str, bytes | None]:
+        # -k ignores cached credentials so sudo always reads the password we
+        # send; otherwise the password line would reach the command's stdin.
+        if self._sudo_password_needed(step):
+            password = self.endpoint.login.password.encode() + b'\n'
+            return (f"sudo -k -S -p '' -- {command}",
+                    password + (stdin or b''))
+        return f'sudo -n -- {command}', stdin
+
+    def _sudo_password_needed(self, step: str) -> bool:
+        with self._lock:
+            if self._sudo_needs_password is None:
+                probe = self._execute('sudo -k -n true', None, step=step,
+                                      timeout=None, check=False)
+                self._sudo_needs_password = probe.exit_status != 0
+            return self._sudo_needs_password
+
+    def _sftp_client(self) -> paramiko.SFTPClient:
+        with self._lock:
+            if self._sftp is None:
+                self._sftp = self._client.open_sftp()
+            return self._sftp
+
+    def _home(self, step: str) -> str:
+        try:
+            return self._sftp_client().normalize('.')
+        except OSError as exc:
+            raise CommandFailed(self.endpoint.name, step, 1, '',
+                                f'no home directory: {exc}') from exc
+
+    def _sftp_write(self, payload: bytes, path: str, mode: int,
+                    step: str) -> None:
+        sftp = self._sftp_client()
+        try:
+            _sftp_makedirs(sftp, posixpath.dirname(path))
+            with sftp.open(path, 'wb') as f:
+                f.chmod(mode)  # before the content: secrets stay private
+                f.write(payload)
+        except OSError as exc:
+            raise CommandFailed(self.endpoint.name, step, 1, '',
+                                f'cannot write {path}: {exc}') from exc
+
+
+class _Expired(Exception):
+    pass
+
+
+def _collect(chan: paramiko.Channel,
+             deadline: float) -> tuple[int, bytes, bytes]:
+    """Read stdout and stderr together until EOF; return (status, out, err).
+    """
+    out: list[bytes] = []
+    err: list[bytes] = []
+    fd = chan.fileno()
+    eof_deadline: float | None = None
+    while True:
+        while chan.recv_ready():
+            out.append(chan.recv(_CHUNK))
+        while chan.recv_stderr_ready():
+            err.append(chan.recv_stderr(_CHUNK))
+        if chan.eof_received:
+            break
+        now = time.monotonic()
+        if chan.exit_status_ready() and eof_deadline is None:
+            eof_deadline = now + _EOF_GRACE
+        if eof_deadline is not None and now >= eof_deadline:
+            break
+        if now >= deadline:
+            raise _Expired()
+        wait = min(deadline, eof_deadline or deadline) - now
+        select.select([fd], [], [], max(0.0, min(wait, 1.0)))
+    if not chan.status_event.wait(max(0.0, deadline - time.monotonic())):
+        raise _Expired()
+    return chan.exit_status, b''.join(out), b''.join(err)
+
+
+def _as_bytes(data: str | bytes | None) -> bytes | None:
+    if data is None or isinstance(data, bytes):
+        return data
+    return data.encode()
+
+
+def _sftp_makedirs(sftp: paramiko.SFTPClient, path: str) -> None:
+    if not path or path == '/':
+        return
+    try:
+        sftp.stat(path)
+    except OSError:
+        _sftp_makedirs(sftp, posixpath.dirname(path))
+        sftp.mkdir(path)
+
+
+# -- connecting ---------------------------------------------------------------
+
+_RETRYABLE = (OSError, EOFError, paramiko.SSHException)
+
+
+def connect(endpoint: Endpoint, keys: HostKeyStore, *,
+            deadline: float | None = None,
+            attempt_timeout: float | None = None) -> SshSession:
+    """Connect, retrying with backoff until ``deadline`` seconds pass.
+
+    A VM that is still booting refuses or drops connections for a while;
+    that is retried. A changed host key is never retried.
+    """
+    conf = CONF.kubernetes_mgmt
+    total = float(deadline or conf.ssh_connect_deadline)
+    per_attempt = float(attempt_timeout or conf.ssh_connect_timeout)
+    backoff = Backoff(deadline=total)
+    auth_failures = 0
+    redact.register(endpoint.login.password)
+    while True:
+        try:
+            return _connect_once(endpoint, keys, per_attempt)
+        except HostKeyMismatch:
+            raise
+        except paramiko.AuthenticationException as exc:
+            auth_failures += 1
+            if auth_failures >= _AUTH_ATTEMPTS:
+                raise ConnectError(
+                    endpoint.name, 'ssh connect',
+                    f'authentication failed for user '
+                    f'{endpoint.login.username!r} ({exc})') from None
+            last = exc
+        except _RETRYABLE as exc:
+            last = exc
+        if not backoff.wait():
+            raise ConnectError(
+                endpoint.name, 'ssh connect',
+                f'not reachable on {endpoint.address}:{endpoint.port} '
+                f'within {total:g} s (last error: '
+                f'{type(last).__name__}: {last})')
+        LOG.debug('[%s] waiting for SSH: %s', endpoint.name, last)
+
+
+def _connect_once(endpoint: Endpoint, keys: HostKeyStore,
+                  timeout: float) -> SshSession:
+    client = paramiko.SSHClient()
+    client.set_missing_host_key_policy(policy_for(keys, endpoint.address))
+    try:
+        client.connect(
+            endpoint.address, port=endpoint.port,
+            username=endpoint.login.username,
+            password=endpoint.login.password,
+            timeout=timeout, banner_timeout=timeout, auth_timeout=timeout,
+            look_for_keys=False, allow_agent=False)
+    except BaseException:
+        client.close()
+        raise
+    transport = client.get_transport()
+    if transport is not None:
+        transport.set_keepalive(30)
+    LOG.info('[%s] SSH connected', endpoint.name)
+    return SshSession(endpoint, client)
+
+
+class Sessions:
+    """The SSH connections of one operation: one per host, shared.
+
+    Thread-safe: parallel steps on the same host share its connection
+    (paramiko multiplexes channels over one transport).
+    """
+
+    def __init__(self, keys: HostKeyStore, *, deadline: float | None = None):
+        self.keys = keys
+        self._deadline = deadline
+        self._sessions: dict[tuple[str, int], SshSession] = {}
+        self._locks: dict[tuple[str, int], threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def get(self, endpoint: Endpoint) -> SshSession:
+        key = (endpoint.address, endpoint.port)
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            session = self._sessions.get(key)
+            if session is None or not session.alive:
+                session = connect(endpoint, self.keys,
+                                  deadline=self._deadline)
+                self._sessions[key] = session
+            return session
+
+    def drop(self, endpoint: Endpoint) -> None:
+        """Close and forget a host's connection (its VM is going away)."""
+        with self._guard:
+            session = self._sessions.pop((endpoint.address, endpoint.port),
+                                         None)
+        if session is not None:
+            session.close()
+
+    def close(self) -> None:
+        with self._guard:
+            sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            session.close()
+
+    def __enter__(self) -> Sessions:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
