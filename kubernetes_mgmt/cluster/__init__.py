@@ -1,0 +1,1 @@
+"""Cluster operations: idempotent steps run on one host each."""

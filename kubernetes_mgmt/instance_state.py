@@ -1,0 +1,45 @@
+"""What the driver remembers about a VNF instance, kept in Tacker.
+
+The driver object is shared by concurrent operations, so nothing lives on
+it; later hooks read what earlier hooks stored in the VNF instance's
+``vnf_metadata`` under one key.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+METADATA_KEY = 'kubernetes_mgmt'
+
+
+@dataclass
+class DriverState:
+    host_keys: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> DriverState:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def load(vnf_instance: Any) -> DriverState:
+    metadata = getattr(vnf_instance, 'vnf_metadata', None) or {}
+    return DriverState.from_dict(dict(metadata.get(METADATA_KEY) or {}))
+
+
+def save(vnf_instance: Any, state: DriverState) -> None:
+    metadata = dict(getattr(vnf_instance, 'vnf_metadata', None) or {})
+    metadata[METADATA_KEY] = dataclasses.asdict(state)
+    vnf_instance.vnf_metadata = metadata
+    if callable(getattr(vnf_instance, 'save', None)):
+        vnf_instance.save()
+
+
+def forget(vnf_instance: Any) -> None:
+    """Drop everything the driver stored (terminate)."""
+    metadata = dict(getattr(vnf_instance, 'vnf_metadata', None) or {})
+    if metadata.pop(METADATA_KEY, None) is not None:
+        vnf_instance.vnf_metadata = metadata
+        if callable(getattr(vnf_instance, 'save', None)):
+            vnf_instance.save()

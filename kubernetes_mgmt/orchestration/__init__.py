@@ -1,0 +1,1 @@
+"""Running steps across hosts: bounded parallelism, per-host errors."""
