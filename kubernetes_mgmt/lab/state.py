@@ -12,10 +12,11 @@ import dataclasses
 import fcntl
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
-DEFAULT_ROOT = '/var/tmp/kubernetes-mgmt-lab'
+# A fixed, well-known place so that `lab down` and any process find the lab.
+DEFAULT_ROOT = '/var/tmp/kubernetes-mgmt-lab'  # noqa: S108
 STATE_FILE = 'lab.json'
 
 

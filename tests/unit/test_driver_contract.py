@@ -8,22 +8,27 @@ from kubernetes_mgmt import kubernetes_mgmt as shim
 # Parameter names of every hook, as Tacker 16's VnflcmMgmtAbstractDriver
 # declares them. Tacker calls hooks with keyword arguments.
 _COMMON = ['self', 'context', 'vnf_instance']
-_GRANT = ['grant', 'grant_request', 'kwargs']
+
+
+def _with_grant(request):
+    return [*_COMMON, request, 'grant', 'grant_request', 'kwargs']
+
+
 EXPECTED_HOOKS = {
-    'instantiate_start': _COMMON + ['instantiate_vnf_request'] + _GRANT,
-    'instantiate_end': _COMMON + ['instantiate_vnf_request'] + _GRANT,
-    'terminate_start': _COMMON + ['terminate_vnf_request'] + _GRANT,
-    'terminate_end': _COMMON + ['terminate_vnf_request'] + _GRANT,
-    'scale_start': _COMMON + ['scale_vnf_request'] + _GRANT,
-    'scale_end': _COMMON + ['scale_vnf_request'] + _GRANT,
-    'heal_start': _COMMON + ['heal_vnf_request'] + _GRANT,
-    'heal_end': _COMMON + ['heal_vnf_request'] + _GRANT,
+    'instantiate_start': _with_grant('instantiate_vnf_request'),
+    'instantiate_end': _with_grant('instantiate_vnf_request'),
+    'terminate_start': _with_grant('terminate_vnf_request'),
+    'terminate_end': _with_grant('terminate_vnf_request'),
+    'scale_start': _with_grant('scale_vnf_request'),
+    'scale_end': _with_grant('scale_vnf_request'),
+    'heal_start': _with_grant('heal_vnf_request'),
+    'heal_end': _with_grant('heal_vnf_request'),
     'change_external_connectivity_start':
-        _COMMON + ['change_ext_conn_request'] + _GRANT,
+        _with_grant('change_ext_conn_request'),
     'change_external_connectivity_end':
-        _COMMON + ['change_ext_conn_request'] + _GRANT,
-    'modify_information_start': _COMMON + ['modify_vnf_request', 'kwargs'],
-    'modify_information_end': _COMMON + ['modify_vnf_request', 'kwargs'],
+        _with_grant('change_ext_conn_request'),
+    'modify_information_start': [*_COMMON, 'modify_vnf_request', 'kwargs'],
+    'modify_information_end': [*_COMMON, 'modify_vnf_request', 'kwargs'],
 }
 
 

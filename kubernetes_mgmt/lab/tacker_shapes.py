@@ -1,0 +1,74 @@
+"""Stand-ins for the Tacker objects the hooks receive, for the lab.
+
+Only the attributes the driver reads exist; names follow
+``tacker.objects`` (VnfInstance, InstantiatedVnfInfo, InstantiateVnfRequest)
+so the same driver code runs unchanged inside Tacker.
+"""
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class InstantiatedVnfInfo:
+    instance_id: str                     # the Heat stack id
+    flavour_id: str = 'simple'
+    additional_params: dict = field(default_factory=dict)
+    vnfc_resource_info: list = field(default_factory=list)
+
+
+@dataclass
+class VimConnectionInfo:
+    id: str
+    vim_id: str | None
+    vim_type: str
+    access_info: dict = field(default_factory=dict)
+
+
+@dataclass
+class VnfInstance:
+    id: str
+    instantiated_vnf_info: InstantiatedVnfInfo | None = None
+    vim_connection_info: list[VimConnectionInfo] = field(
+        default_factory=list)
+    vnf_metadata: dict = field(default_factory=dict)
+    saves: int = 0
+
+    def save(self) -> None:
+        # Tacker persists the object; here we only count, so tests can
+        # check that the driver saved what it changed.
+        self.saves += 1
+
+
+@dataclass
+class InstantiateVnfRequest:
+    flavour_id: str
+    additional_params: dict = field(default_factory=dict)
+    vim_connection_info: list = field(default_factory=list)
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> InstantiateVnfRequest:
+        return cls(flavour_id=body.get('flavourId', ''),
+                   additional_params=dict(body.get('additionalParams', {})),
+                   vim_connection_info=list(
+                       body.get('vimConnectionInfo', [])))
+
+    @classmethod
+    def from_file(cls, path: str) -> InstantiateVnfRequest:
+        with open(path, encoding='utf-8') as f:
+            return cls.from_body(json.load(f))
+
+
+def vnf_instance_for_stack(stack_id: str,
+                           request: InstantiateVnfRequest) -> VnfInstance:
+    """A VNF instance as Tacker hands it to instantiate_end."""
+    return VnfInstance(
+        id=str(uuid.uuid4()),
+        instantiated_vnf_info=InstantiatedVnfInfo(
+            instance_id=stack_id, flavour_id=request.flavour_id),
+        vim_connection_info=[VimConnectionInfo(
+            id=str(uuid.uuid4()), vim_id=str(uuid.uuid4()),
+            vim_type='openstack')])

@@ -1,0 +1,20 @@
+"""Suite-wide rules.
+
+With ``KMGMT_REQUIRE_LAB=1`` (set by CI) a lab test that would be skipped
+(not root, no network namespaces) fails instead: CI must never pass
+without having exercised the lab.
+"""
+import os
+
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if (report.skipped and item.get_closest_marker('lab')
+            and os.environ.get('KMGMT_REQUIRE_LAB') == '1'):
+        report.outcome = 'failed'
+        report.longrepr = (f'lab test skipped but KMGMT_REQUIRE_LAB=1: '
+                           f'{report.longrepr}')
