@@ -18,3 +18,12 @@ def pytest_runtest_makereport(item, call):
         report.outcome = 'failed'
         report.longrepr = (f'lab test skipped but KMGMT_REQUIRE_LAB=1: '
                            f'{report.longrepr}')
+
+
+@pytest.fixture(autouse=True)
+def _private_redaction_state(monkeypatch):
+    # Secrets are registered process-wide (as in the conductor); keep what
+    # one test registers from changing what another test's logs show.
+    from kubernetes_mgmt import redact
+    monkeypatch.setattr(redact, '_secrets', set(redact._secrets))
+    monkeypatch.setattr(redact, '_pattern', redact._pattern)

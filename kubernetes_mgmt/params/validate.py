@@ -1,0 +1,307 @@
+"""Validate requests and turn them into ``ClusterParams``.
+
+Every problem is collected before anything is raised, so a user fixes a
+request in one go.  Nothing here touches the network: validation runs
+before any VM is contacted.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Callable, NamedTuple, Optional
+
+from kubernetes_mgmt import redact
+from kubernetes_mgmt.errors import Problem, ValidationError
+from kubernetes_mgmt.params import checks, model, schema
+from kubernetes_mgmt.params.casing import snake_keys
+from kubernetes_mgmt.params.paths import Path, render, show, sort_key
+from kubernetes_mgmt.params.schema import (
+    PARAM_KEY,
+    USER_DATA_CLASS_KEY,
+    USER_DATA_KEY,
+    Finding,
+)
+
+__all__ = ['parse_cluster_params', 'parse_instantiate_request',
+           'read_stored_params']
+
+Check = Callable[[str], Optional[str]]
+
+_STORAGE = ('storage_server',)
+_VOLUMES = (*_STORAGE, 'cinder_volume_setup_params', '*')
+_EXPORTS = (*_STORAGE, 'nfs_server_setup_params', '*')
+_PVS = ('pv_registration_params', '*')
+
+
+def _node_checks(group: str) -> list[tuple[Path, Check]]:
+    return [((group, 'aspect_id'), checks.resource_name),
+            ((group, 'ssh_cp_name'), checks.resource_name),
+            ((group, 'nic_cp_name'), checks.resource_name),
+            ((group, 'username'), checks.user_name),
+            ((group, 'password'), checks.password)]
+
+
+# Format checks of single strings, by path inside the cluster parameters
+# ('*' = every list entry).  Types were already checked by the schema.
+_FIELD_CHECKS: tuple[tuple[Path, Check], ...] = (
+    (('script_path',), checks.package_path),
+    (('vim_name',), checks.vim_name),
+    *_node_checks('master_node'),
+    (('master_node', 'cluster_cp_name'), checks.resource_name),
+    (('master_node', 'cluster_fip_name'), checks.resource_name),
+    (('master_node', 'pod_cidr'), checks.cidr),
+    (('master_node', 'cluster_cidr'), checks.cidr),
+    *_node_checks('worker_node'),
+    (('proxy', 'http_proxy'), checks.proxy_url),
+    (('proxy', 'https_proxy'), checks.proxy_url),
+    (('proxy', 'no_proxy'), checks.no_proxy),
+    (('proxy', 'k8s_node_cidr'), checks.cidr),
+    ((*_STORAGE, 'ssh_cp_name'), checks.resource_name),
+    ((*_STORAGE, 'username'), checks.user_name),
+    ((*_STORAGE, 'password'), checks.password),
+    ((*_VOLUMES, 'volume_resource_id'), checks.resource_name),
+    ((*_VOLUMES, 'mount_to'), checks.directory),
+    ((*_EXPORTS, 'export_dir'), checks.directory),
+    ((*_EXPORTS, 'export_to'), checks.network),
+    ((*_PVS, 'pv_manifest_file_path'), checks.package_path),
+    ((*_PVS, 'nfs_server_cp'), checks.resource_name),
+)
+
+_TOP_CHECKS: tuple[tuple[Path, Check], ...] = (
+    ((USER_DATA_KEY,), checks.package_path),
+    ((USER_DATA_CLASS_KEY,), checks.python_class),
+    *(((PARAM_KEY, *path), check) for path, check in _FIELD_CHECKS),
+)
+
+
+# -- public API -------------------------------------------------------------
+
+def parse_cluster_params(additional_params: dict, *,
+                         base_path: str = 'additionalParams'
+                         ) -> model.ClusterParams:
+    """Validate ``additionalParams`` and return its cluster parameters.
+
+    Raises ValidationError listing every problem, with paths that start
+    with ``base_path``.  On success every secret is registered for
+    redaction before the parameters are returned.
+    """
+    findings = _additional_params_findings(additional_params)
+    if findings:
+        raise ValidationError(_problems(base_path, findings))
+    return _accept(additional_params)
+
+
+def parse_instantiate_request(body: dict) -> model.ClusterParams:
+    """Validate an InstantiateVnfRequest body as a user writes it."""
+    findings = schema.request_findings(body)
+    additional = body.get('additionalParams') if isinstance(
+        body, dict) else None
+    if isinstance(additional, dict):
+        findings += [(('additionalParams', *path), message) for path, message
+                     in _additional_params_findings(additional)]
+    if findings:
+        raise ValidationError(_problems('', findings))
+    assert isinstance(additional, dict)  # the schema requires it
+    return _accept(additional)
+
+
+def read_stored_params(additional_params: dict) -> model.ClusterParams:
+    """Read ``instantiated_vnf_info.additional_params`` of an instance.
+
+    Accepts the camelCase keys older Tacker releases stored as well as
+    snake_case, and validates like a new request.
+    """
+    converted, clashes = snake_keys(additional_params)
+    findings = [(path, 'given twice, in camelCase and in snake_case')
+                for path in clashes if path[:1] == (PARAM_KEY,)]
+    findings += _additional_params_findings(converted)
+    if findings:
+        raise ValidationError(_problems('additionalParams', findings))
+    return _accept(converted)
+
+
+# -- collecting problems ----------------------------------------------------
+
+def _additional_params_findings(additional: Any) -> list[Finding]:
+    findings = schema.additional_params_findings(additional)
+    if isinstance(additional, dict):
+        findings += _format_findings(additional)
+        findings += _user_data_findings(additional)
+        param = additional.get(PARAM_KEY)
+        if isinstance(param, dict):
+            findings += [((PARAM_KEY, *path), message)
+                         for path, message in _network_findings(param)]
+    return findings
+
+
+def _problems(base: str, findings: list[Finding]) -> list[Problem]:
+    unique = list(dict.fromkeys(findings))
+    unique.sort(key=lambda finding: sort_key(finding[0]))
+    return [Problem(render(base, path), message)
+            for path, message in unique]
+
+
+def _select(node: Any, pattern: Path, at: Path = ()
+            ) -> Iterator[tuple[Path, Any]]:
+    """Values at ``pattern`` in ``node``; wrong types simply don't match."""
+    if not pattern:
+        yield at, node
+        return
+    head, rest = pattern[0], pattern[1:]
+    if head == '*':
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                yield from _select(item, rest, (*at, index))
+    elif isinstance(node, dict) and head in node:
+        yield from _select(node[head], rest, (*at, head))
+
+
+def _format_findings(additional: dict) -> list[Finding]:
+    findings: list[Finding] = []
+    for pattern, check in _TOP_CHECKS:
+        for path, value in _select(additional, pattern):
+            # Empty strings and wrong types are the schema's to report.
+            if isinstance(value, str) and value:
+                message = check(value)
+                if message:
+                    findings.append((path, message))
+    return findings
+
+
+def _user_data_findings(additional: dict) -> list[Finding]:
+    findings: list[Finding] = []
+    has_data = USER_DATA_KEY in additional
+    has_class = USER_DATA_CLASS_KEY in additional
+    if has_data and not has_class:
+        findings.append(((USER_DATA_CLASS_KEY,),
+                         f"is required when '{USER_DATA_KEY}' is given"))
+    if has_class and not has_data:
+        findings.append(((USER_DATA_KEY,),
+                         f"is required when '{USER_DATA_CLASS_KEY}' is "
+                         'given'))
+    param = additional.get(PARAM_KEY)
+    if not has_data or not isinstance(param, dict):
+        return findings
+    # The user data script sizes each node group by its aspect.
+    for group in ('master_node', 'worker_node'):
+        node = param.get(group)
+        if isinstance(node, dict) and 'aspect_id' not in node:
+            findings.append(((PARAM_KEY, group, 'aspect_id'),
+                             f"is required when additionalParams has "
+                             f"'{USER_DATA_KEY}' (the VNFD aspect of "
+                             'this node group)'))
+    return findings
+
+
+class _Net(NamedTuple):
+    path: Path
+    value: Any
+    given: bool  # False: the default applies
+
+
+def _network_findings(param: dict) -> list[Finding]:
+    """Pod, service and node networks must be disjoint."""
+    master = param.get('master_node')
+    master = master if isinstance(master, dict) else {}
+    nets = [_Net(('master_node', 'pod_cidr'),
+                 master.get('pod_cidr', model.DEFAULT_POD_CIDR),
+                 'pod_cidr' in master),
+            _Net(('master_node', 'cluster_cidr'),
+                 master.get('cluster_cidr', model.DEFAULT_SERVICE_CIDR),
+                 'cluster_cidr' in master)]
+    proxy = param.get('proxy')
+    if isinstance(proxy, dict) and 'k8s_node_cidr' in proxy:
+        nets.append(_Net(('proxy', 'k8s_node_cidr'),
+                         proxy['k8s_node_cidr'], True))
+    findings: list[Finding] = []
+    for i, first in enumerate(nets):
+        for second in nets[i + 1:]:
+            if _overlap(first, second):
+                # Blame a field the user wrote, naming the other one.
+                blamed, other = ((second, first) if second.given
+                                 else (first, second))
+                findings.append((blamed.path, _overlap_message(blamed,
+                                                               other)))
+    return findings
+
+
+_LABELS = {'pod_cidr': 'pod CIDR', 'cluster_cidr': 'service CIDR',
+           'k8s_node_cidr': 'node CIDR'}
+
+
+def _overlap(first: _Net, second: _Net) -> bool:
+    if not (first.given or second.given):
+        return False
+    if not (isinstance(first.value, str) and isinstance(second.value, str)):
+        return False  # the schema reports the wrong type
+    net_a = checks.parse_cidr(first.value)
+    net_b = checks.parse_cidr(second.value)
+    if net_a is None or net_b is None or net_a.version != net_b.version:
+        return False
+    return net_a.overlaps(net_b)
+
+
+def _overlap_message(blamed: _Net, other: _Net) -> str:
+    label = _LABELS[str(other.path[-1])]
+    if not other.given:
+        label = f'the default {label}'
+    return (f'{show(blamed.value)} overlaps {label} {show(other.value)}; '
+            'the pod, service and node networks must not overlap')
+
+
+# -- building the model -----------------------------------------------------
+
+def _accept(additional: dict) -> model.ClusterParams:
+    params = _build(additional[PARAM_KEY])
+    redact.register(*params.secrets())
+    return params
+
+
+def _build(param: dict) -> model.ClusterParams:
+    proxy = param.get('proxy')
+    storage = param.get('storage_server')
+    return model.ClusterParams(
+        script_path=param['script_path'],
+        master=_master(param['master_node']),
+        worker=_worker(param['worker_node']),
+        vim_name=param.get('vim_name'),
+        proxy=model.ProxyParams(**proxy) if proxy is not None else None,
+        storage_server=_storage(storage) if storage is not None else None,
+        pv_registrations=tuple(model.PvRegistration(**entry) for entry
+                               in param.get('pv_registration_params', ())),
+    )
+
+
+def _master(node: dict) -> model.MasterParams:
+    return model.MasterParams(
+        ssh_cp_name=node['ssh_cp_name'],
+        nic_cp_name=node['nic_cp_name'],
+        username=node['username'],
+        password=node['password'],
+        aspect_id=node.get('aspect_id'),
+        cluster_cp_name=node['cluster_cp_name'],
+        pod_cidr=node.get('pod_cidr', model.DEFAULT_POD_CIDR),
+        cluster_cidr=node.get('cluster_cidr', model.DEFAULT_SERVICE_CIDR),
+        cluster_fip_name=node.get('cluster_fip_name'),
+    )
+
+
+def _worker(node: dict) -> model.NodeGroupParams:
+    return model.NodeGroupParams(
+        ssh_cp_name=node['ssh_cp_name'],
+        nic_cp_name=node['nic_cp_name'],
+        username=node['username'],
+        password=node['password'],
+        aspect_id=node.get('aspect_id'),
+    )
+
+
+def _storage(storage: dict) -> model.StorageServerParams:
+    return model.StorageServerParams(
+        ssh_cp_name=storage['ssh_cp_name'],
+        username=storage['username'],
+        password=storage['password'],
+        volumes=tuple(model.VolumeSetup(**entry) for entry
+                      in storage['cinder_volume_setup_params']),
+        exports=tuple(model.NfsExport(**entry) for entry
+                      in storage['nfs_server_setup_params']),
+    )

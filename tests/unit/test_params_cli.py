@@ -1,0 +1,152 @@
+"""``kubernetes-mgmt validate-request FILE``."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kubernetes_mgmt.cli import main
+
+DATA = Path(__file__).resolve().parent.parent / 'data' / 'requests'
+K = 'additionalParams.k8s_cluster_installation_param'
+
+
+
+
+def sample(name: str) -> dict:
+    path = DATA / f'{name}_kubernetes_param_file.json'
+    return json.loads(path.read_text(encoding='utf-8'))
+
+
+def write(tmp_path: Path, content: str | dict) -> str:
+    path = tmp_path / 'request.json'
+    if isinstance(content, dict):
+        content = json.dumps(content, indent=4)
+    path.write_text(content, encoding='utf-8')
+    return str(path)
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = main(['validate-request', *argv])
+    out, err = capsys.readouterr()
+    assert 'Traceback' not in out + err
+    return status, out, err
+
+
+@pytest.mark.parametrize('name', ['simple', 'complex', 'podaffinity',
+                                  'storage'])
+def test_samples_are_valid(capsys, name):
+    status, out, err = run(
+        capsys, str(DATA / f'{name}_kubernetes_param_file.json'))
+    assert (status, err) == (0, '')
+    assert f'flavour:         {name if name != "storage" else "simple"}' \
+        in out
+
+
+def test_summary_content_and_no_secrets(capsys, tmp_path):
+    body = sample('storage')
+    param = body['additionalParams']['k8s_cluster_installation_param']
+    param['master_node']['password'] = 'Cli-Master-Secret'
+    param['worker_node']['password'] = 'Cli-Worker-Secret'
+    param['storage_server']['password'] = 'Cli-Storage-Secret'
+    param['proxy']['http_proxy'] = 'http://u:Cli-Proxy-Secret@proxy:3128'
+    status, out, _ = run(capsys, write(tmp_path, body))
+    assert status == 0
+    assert 'Secret' not in out
+    for expected in ('VIM name:        kubernetes_vim',
+                     'master_instance (ssh CP masterNode_CP1',
+                     'worker_instance (ssh CP workerNode_CP2',
+                     'pod CIDR:        192.168.3.0/16',
+                     'service CIDR:    10.199.187.0/24',
+                     'proxy:           on',
+                     'storage server:  yes',
+                     'PVs to register: 3'):
+        assert expected in out
+
+
+def test_summary_without_optional_parts(capsys, tmp_path):
+    body = sample('simple')
+    param = body['additionalParams']['k8s_cluster_installation_param']
+    for key in ('proxy', 'vim_name'):
+        del param[key]
+    for key in ('pod_cidr', 'cluster_cidr'):
+        del param['master_node'][key]
+    status, out, _ = run(capsys, write(tmp_path, body))
+    assert status == 0
+    assert 'proxy:           off' in out
+    assert 'storage server:  no' in out
+    assert 'PVs to register: 0' in out
+    assert 'VIM name:        (not set)' in out
+    assert 'pod CIDR:        192.168.0.0/16' in out
+
+
+def test_invalid_request_lists_every_problem_by_path(capsys, tmp_path):
+    body = sample('storage')
+    param = body['additionalParams']['k8s_cluster_installation_param']
+    param['master_node']['pod_cidr'] = 'abc'
+    param['worker_node']['password'] = 'Cli-Bad\nSecret'
+    param['storage_server']['nfs_server_setup_params'][1][
+        'export_dir'] = 'rel'
+    del body['flavourId']
+    status, out, err = run(capsys, write(tmp_path, body))
+    assert status == 1
+    assert out == ''
+    lines = err.splitlines()
+    assert [line.split(': ', 1)[0] for line in lines] == [
+        f'{K}.master_node.pod_cidr',
+        f'{K}.storage_server.nfs_server_setup_params[1].export_dir',
+        f'{K}.worker_node.password',
+        'flavourId',
+    ]
+    assert "'abc' is not a valid CIDR" in lines[0]
+    assert 'Cli-Bad' not in err
+
+
+def test_body_that_is_not_an_object(capsys, tmp_path):
+    status, _, err = run(capsys, write(tmp_path, '[1, 2]'))
+    assert status == 1
+    assert err.startswith('(request body): must be an object')
+
+
+def test_seed_comment_gets_a_hint(capsys, tmp_path):
+    text = ('{\n    "flavourId": "simple",\n'
+            '    "vimId": "05ef", #Set the uuid of the VIM to use\n'
+            '    "additionalParams": {}\n}\n')
+    status, out, err = run(capsys, write(tmp_path, text))
+    assert status == 2
+    assert out == ''
+    assert len(err.splitlines()) == 1
+    assert 'comments are not allowed in JSON' in err
+    assert 'line 3' in err
+
+
+def test_invalid_json_names_line_and_column(capsys, tmp_path):
+    status, _, err = run(capsys, write(tmp_path, '{\n  "a": 1,\n}\n'))
+    assert status == 2
+    assert 'line 3 column 1' in err
+    assert len(err.splitlines()) == 1
+
+
+def test_duplicate_key_is_refused(capsys, tmp_path):
+    status, _, err = run(capsys, write(tmp_path, '{"a": 1, "a": 2}'))
+    assert status == 2
+    assert 'key "a" appears twice' in err
+
+
+@pytest.mark.parametrize('content', [None, b'\xff\xfe{}'])
+def test_unreadable_file(capsys, tmp_path, content):
+    path = tmp_path / 'request.json'
+    if content is not None:
+        path.write_bytes(content)
+    status, out, err = run(capsys, str(path))
+    assert status == 2
+    assert out == ''
+    assert len(err.splitlines()) == 1
+    assert str(path) in err
+
+
+def test_directory_instead_of_file(capsys, tmp_path):
+    status, _, err = run(capsys, str(tmp_path))
+    assert status == 2
+    assert 'cannot read' in err
