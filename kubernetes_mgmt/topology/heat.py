@@ -1,0 +1,324 @@
+"""Read a VNF's hosts from its Heat stack.
+
+One resource listing (``nested_depth=2``) tells where every server and port
+is; then only the resources whose attributes we need are fetched (the
+server, its ssh and nic ports, the cluster port, floating IPs, volumes), in
+parallel and each at most once. Group members are ordered as Heat orders
+them (creation time, then name).
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import ipaddress
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Callable, TypeVar
+
+from heatclient import exc as heat_exc
+
+from kubernetes_mgmt import redact
+from kubernetes_mgmt.errors import TopologyError
+from kubernetes_mgmt.params.model import (
+    ClusterParams,
+    MasterParams,
+    NodeGroupParams,
+    StorageServerParams,
+)
+from kubernetes_mgmt.topology import heat_listing
+from kubernetes_mgmt.topology.heat_listing import Listing, Row
+from kubernetes_mgmt.topology.model import Host, Role, Topology
+
+LOG = redact.get_logger(__name__)
+NESTED_DEPTH = 2        # top stack -> group stack -> member stack
+MAX_PARALLEL_GETS = 8
+T = TypeVar('T')
+
+
+@dataclass(frozen=True)
+class _Vm:
+    """Where one VM's resources are, before their attributes are read."""
+
+    role: Role
+    stack: str                  # '<name>/<id>' holding server and ports
+    ssh_cp: str
+    nic_cp: str
+    server: Row | None          # None: found through the nic port
+    member: Row | None = None
+
+
+def read_topology(heat, stack_id: str, params: ClusterParams) -> Topology:
+    """Masters, workers, storage server and cluster address of a stack."""
+    listing = _list(heat, stack_id)
+    masters = _group_vms(listing, Role.MASTER, params.master)
+    if not masters:
+        raise TopologyError(f'stack {stack_id}: no master VM found (group '
+                            f'{params.master.aspect_id!r} has no members)')
+    workers = _group_vms(listing, Role.WORKER, params.worker)
+    reader = _Reader(heat, listing)
+    hosts = reader.hosts(masters + workers)
+    storage = None
+    if params.storage_server:
+        storage = _read_storage(reader, listing, params.storage_server)
+    ip, prefixlen = _cluster_address(reader, listing, masters[0],
+                                     params.master)
+    return Topology(
+        stack_id=stack_id, masters=hosts[:len(masters)],
+        workers=hosts[len(masters):], cluster_ip=ip,
+        cluster_prefixlen=prefixlen,
+        cluster_fip=_cluster_fip(reader, listing, masters[0], params.master),
+        storage=storage)
+
+
+def read_members(heat, stack_id: str, params: ClusterParams,
+                 member_stack_ids: list[str]) -> tuple[Host, ...]:
+    """Hosts of the given group members (e.g. Tacker's scale_out_id_list:
+    nested stack ids of new members), in Heat's member order."""
+    listing = _list(heat, stack_id)
+    vms = (_group_vms(listing, Role.MASTER, params.master)
+           + _group_vms(listing, Role.WORKER, params.worker))
+    by_id = {vm.member.physical_id: vm for vm in vms if vm.member}
+    unknown = [i for i in member_stack_ids if i not in by_id]
+    if unknown:
+        raise TopologyError(f'stack {stack_id}: no group member with '
+                            f'stack id {", ".join(unknown)}; members are: '
+                            f'{", ".join(sorted(by_id)) or "(none)"}')
+    wanted = set(member_stack_ids)
+    chosen = [vm for vm in vms if vm.member.physical_id in wanted]
+    return _Reader(heat, listing).hosts(chosen)
+
+
+# -- the listing --------------------------------------------------------------
+
+def _list(heat, stack_id: str) -> Listing:
+    resources = _heat_call(
+        stack_id, 'listing resources',
+        lambda: heat.resources.list(stack_id, nested_depth=NESTED_DEPTH))
+    return Listing(stack_id, [heat_listing.to_row(r) for r in resources])
+
+
+def _heat_call(stack_id: str, what: str, call: Callable[[], T]) -> T:
+    try:
+        return call()
+    except heat_exc.HTTPNotFound as e:
+        raise TopologyError(f'stack {stack_id}: {what}: not found in Heat '
+                            f'({e})') from e
+    except heat_exc.BaseException as e:
+        raise TopologyError(f'stack {stack_id}: {what}: Heat request '
+                            f'failed: {e}') from e
+
+
+def _group_vms(listing: Listing, role: Role,
+               group: NodeGroupParams) -> list[_Vm]:
+    if not group.aspect_id:
+        return [_top_level_vm(listing, role, group)]
+    asg = listing.require(listing.top, group.aspect_id, 'group')
+    group_stack = listing.nested_of(asg)
+    if group_stack is None:
+        raise TopologyError(f'stack {listing.stack_id}: resource '
+                            f'{asg.name!r} ({asg.type}) is not a group')
+    members = sorted(listing.resources(group_stack).values(),
+                     key=lambda r: (r.created, r.name))
+    return [_member_vm(listing, role, group, m) for m in members]
+
+
+def _member_vm(listing: Listing, role: Role, group: NodeGroupParams,
+               member: Row) -> _Vm:
+    stack = listing.nested_of(member)
+    where = (f'stack {listing.stack_id}: member {member.name!r} of group '
+             f'{group.aspect_id!r}')
+    if stack is None:
+        raise TopologyError(f'{where} has no nested stack (resources deeper '
+                            f'than nested_depth={NESTED_DEPTH}?)')
+    servers = [r for r in listing.resources(stack).values()
+               if r.type == heat_listing.SERVER]
+    if len(servers) != 1:
+        raise TopologyError(f'{where} holds {len(servers)} servers, '
+                            f'expected 1; {listing.contents(stack)}')
+    for name in (group.ssh_cp_name, group.nic_cp_name):
+        if listing.find(stack, name) is None:
+            raise TopologyError(f'{where} has no resource {name!r}; '
+                                f'{listing.contents(stack)}')
+    return _Vm(role, stack, group.ssh_cp_name, group.nic_cp_name,
+               servers[0], member)
+
+
+def _top_level_vm(listing: Listing, role: Role,
+                  group: NodeGroupParams) -> _Vm:
+    for name, what in ((group.ssh_cp_name, 'ssh_cp_name'),
+                       (group.nic_cp_name, 'nic_cp_name')):
+        listing.require(listing.top, name, f'{role.value} {what}')
+    return _Vm(role, listing.top, group.ssh_cp_name, group.nic_cp_name,
+               None)
+
+
+# -- attributes ---------------------------------------------------------------
+
+class _Reader:
+    """Fetches resource attributes, each resource at most once."""
+
+    def __init__(self, heat, listing: Listing):
+        self.heat = heat
+        self.listing = listing
+        self._cache: dict[tuple[str, str], dict] = {}
+        self._lock = threading.Lock()
+
+    def attributes(self, stack: str, name: str) -> dict:
+        key = (stack, name)
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+        resource = _heat_call(
+            self.listing.stack_id, f'reading {name!r} in {stack}',
+            lambda: self.heat.resources.get(stack, name))
+        attrs = getattr(resource, 'attributes', None) or {}
+        with self._lock:
+            self._cache[key] = attrs
+        return attrs
+
+    def hosts(self, vms: list[_Vm]) -> tuple[Host, ...]:
+        if len(vms) <= 1:
+            return tuple(self.host(vm) for vm in vms)
+        workers = min(MAX_PARALLEL_GETS, len(vms))
+        with ThreadPoolExecutor(workers, 'heat-read') as pool:
+            return tuple(pool.map(self.host, vms))
+
+    def host(self, vm: _Vm) -> Host:
+        nic_ip = self.address(vm.stack, vm.nic_cp)
+        ssh_ip = self.address(vm.stack, vm.ssh_cp)
+        server = vm.server or self.server_of_port(vm.stack, vm.nic_cp)
+        attrs = self.attributes(vm.stack, server.name)
+        is_fip = self.listing.find(vm.stack, vm.ssh_cp).type == \
+            heat_listing.FLOATING_IP
+        return Host(
+            role=vm.role, server_id=server.physical_id,
+            server_name=server.name, ssh_ip=ssh_ip, nic_ip=nic_ip,
+            member_name=vm.member.name if vm.member else None,
+            member_stack_id=vm.member.physical_id if vm.member else None,
+            floating_ip=ssh_ip if is_fip else None,
+            compute_host=attrs.get('OS-EXT-SRV-ATTR:host') or None,
+            zone=attrs.get('OS-EXT-AZ:availability_zone') or None,
+            server_groups=tuple(attrs.get('server_groups') or ()))
+
+    def address(self, stack: str, name: str) -> str:
+        """A port's fixed IP or a floating IP's address."""
+        row = self.listing.require(stack, name, 'resource')
+        attrs = self.attributes(stack, name)
+        if row.type == heat_listing.FLOATING_IP:
+            ip = attrs.get('floating_ip_address')
+        else:
+            ip = _fixed_ip(attrs)
+        if not ip:
+            raise TopologyError(f'{self.listing.describe(stack)}: '
+                                f'{row.type} {name!r} has no IP address')
+        return ip
+
+    def server_of_port(self, stack: str, port: str) -> Row:
+        """The server a port is attached to (top-level VMs)."""
+        device = self.attributes(stack, port).get('device_id')
+        servers = [r for r in self.listing.resources(stack).values()
+                   if r.type == heat_listing.SERVER]
+        for server in servers:
+            if device and server.physical_id == device:
+                return server
+        # No device_id: fall back on the sample naming, <server>_CP<n>.
+        named = [s for s in servers if port.startswith(f'{s.name}_')]
+        if named:
+            return max(named, key=lambda s: len(s.name))
+        raise TopologyError(f'{self.listing.describe(stack)}: no server '
+                            f'attached to {port!r}; '
+                            f'{self.listing.contents(stack)}')
+
+    def port_of(self, stack: str, name: str) -> str:
+        """``name`` if it is a port, else the port a floating IP maps to."""
+        row = self.listing.require(stack, name, 'resource')
+        if row.type != heat_listing.FLOATING_IP:
+            return name
+        port_id = self.attributes(stack, name).get('port_id')
+        for other in self.listing.resources(stack).values():
+            if port_id and other.physical_id == port_id:
+                return other.name
+        return name
+
+
+def _fixed_ip(attrs: dict) -> str | None:
+    fixed = attrs.get('fixed_ips') or []
+    return fixed[0].get('ip_address') if fixed else None
+
+
+def _prefixlen(attrs: dict) -> int | None:
+    """Prefix length of the subnet of the port's first fixed IP."""
+    fixed = attrs.get('fixed_ips') or []
+    subnet_id = fixed[0].get('subnet_id') if fixed else None
+    for subnet in attrs.get('subnets') or []:
+        if subnet.get('cidr') and subnet.get('id') in (subnet_id, None):
+            return ipaddress.ip_network(subnet['cidr'],
+                                        strict=False).prefixlen
+    return None
+
+
+# -- cluster address, storage ---------------------------------------------
+
+def _cluster_stack(listing: Listing, master: _Vm, name: str,
+                   what: str) -> str:
+    """The stack holding ``name``: the top stack (HA VIP) or the first
+    master's own stack (simple flavour)."""
+    for stack in (listing.top, master.stack):
+        if listing.find(stack, name) is not None:
+            return stack
+    raise TopologyError(
+        f'stack {listing.stack_id}: {what} {name!r} not found in the top '
+        f'stack ({listing.contents(listing.top)}) nor beside the first '
+        f'master ({listing.contents(master.stack)})')
+
+
+def _cluster_address(reader: _Reader, listing: Listing, master: _Vm,
+                     params: MasterParams) -> tuple[str, int | None]:
+    name = params.cluster_cp_name or master.nic_cp
+    stack = _cluster_stack(listing, master, name, 'cluster_cp_name')
+    ip = reader.address(stack, name)
+    return ip, _prefixlen(reader.attributes(stack, name))
+
+
+def _cluster_fip(reader: _Reader, listing: Listing, master: _Vm,
+                 params: MasterParams) -> str | None:
+    name = params.cluster_fip_name
+    if not name:
+        return None
+    return reader.address(
+        _cluster_stack(listing, master, name, 'cluster_fip_name'), name)
+
+
+def _read_storage(reader: _Reader, listing: Listing,
+                  params: StorageServerParams) -> Host:
+    listing.require(listing.top, params.ssh_cp_name,
+                    'storage server ssh_cp_name')
+    nic = reader.port_of(listing.top, params.ssh_cp_name)
+    vm = _Vm(Role.STORAGE, listing.top, params.ssh_cp_name, nic, None)
+    host = reader.host(vm)
+    volumes = {v.volume_resource_id: _volume_device(reader, listing,
+                                                    v.volume_resource_id)
+               for v in params.volumes}
+    return dataclasses.replace(host, volumes=volumes)
+
+
+def _volume_device(reader: _Reader, listing: Listing, name: str) -> str:
+    listing.require(listing.top, name, 'volume')
+    attrs = reader.attributes(listing.top, name)
+    for attachment in _attachments(attrs):
+        if attachment.get('device'):
+            return attachment['device']
+    raise TopologyError(f'stack {listing.stack_id}: volume {name!r} is not '
+                        'attached to a server')
+
+
+def _attachments(attrs: dict) -> list[dict]:
+    value = attrs.get('attachments_list') or attrs.get('attachments') or []
+    if isinstance(value, str):
+        # Heat's ``attachments`` attribute is the list's Python repr.
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return []
+    return [a for a in value if isinstance(a, dict)]
