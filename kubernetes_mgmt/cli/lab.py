@@ -1,2 +1,143 @@
-def register(subparsers):
-    pass
+"""``kubernetes-mgmt lab up|down|status|exec``: the lab that stands in for
+OpenStack and VMs on this machine (needs root)."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from kubernetes_mgmt.lab.state import DEFAULT_ROOT
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'lab', help='bring the lab (VMs as namespaces, Heat double) up or '
+                    'down')
+    sub = parser.add_subparsers(dest='lab_command', required=True)
+
+    up = sub.add_parser('up', help='create the lab and boot its hosts')
+    _root_option(up)
+    up.add_argument('--masters', type=int, default=1)
+    up.add_argument('--workers', type=int, default=2)
+    up.add_argument('--storage', action='store_true',
+                    help='add a storage server with a volume')
+    up.add_argument('--name', default='klab',
+                    help='lab name, prefix of its namespaces and links '
+                         '(default: %(default)s)')
+    up.add_argument('--subnet', default='10.10.0.0/24',
+                    help='private subnet of the lab (default: '
+                         '%(default)s)')
+    up.add_argument('--password',
+                    help='password of the hosts\' user (default: random, '
+                         'kept in the state file)')
+    up.add_argument('--install-delay', type=float, default=0.0,
+                    metavar='SECONDS',
+                    help='how long emulated package installs take')
+    up.add_argument('--no-heat', dest='heat', action='store_false',
+                    help='do not start the Heat API double')
+    up.set_defaults(func=_up)
+
+    down = sub.add_parser('down', help='remove everything the lab made')
+    _root_option(down)
+    down.add_argument('--name',
+                      help='lab name, when the state file is gone')
+    down.set_defaults(func=_down)
+
+    status = sub.add_parser('status', help='show the hosts')
+    _root_option(status)
+    status.set_defaults(func=_status)
+
+    run = sub.add_parser('exec', help='run a command as root in a host')
+    _root_option(run)
+    run.add_argument('host')
+    run.add_argument('argv', nargs=argparse.REMAINDER)
+    run.set_defaults(func=_exec)
+
+
+def _root_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument('--root', default=DEFAULT_ROOT,
+                        help='lab directory (default: %(default)s)')
+
+
+def _fail(exc: Exception) -> int:
+    print(f'kubernetes-mgmt lab: {exc}', file=sys.stderr)
+    return 1
+
+
+def _up(args) -> int:
+    from kubernetes_mgmt.lab.errors import LabError
+    from kubernetes_mgmt.lab.manager import Lab
+
+    started = time.monotonic()
+    try:
+        lab = Lab.up(masters=args.masters, workers=args.workers,
+                     storage=args.storage, root=args.root, name=args.name,
+                     subnet=args.subnet, password=args.password,
+                     install_delay=args.install_delay, heat=args.heat)
+    except LabError as exc:
+        return _fail(exc)
+    state = lab.state
+    print(_host_table(state.hosts, None))
+    print(f'lab {state.name} up in {time.monotonic() - started:.1f} s')
+    if state.heat_port:
+        print(f'Heat API: {state.heat_url}')
+    print(f'driver config: {state.config_file}')
+    print(f'state (user, password): {lab.state_file}')
+    return 0
+
+
+def _down(args) -> int:
+    from kubernetes_mgmt.lab.errors import LabError
+    from kubernetes_mgmt.lab.manager import teardown
+
+    try:
+        removed = teardown(args.root, args.name)
+    except LabError as exc:
+        return _fail(exc)
+    print('removed: ' + (', '.join(removed) if removed else 'nothing'))
+    return 0
+
+
+def _status(args) -> int:
+    from kubernetes_mgmt.lab import heatproc, hosts
+    from kubernetes_mgmt.lab.errors import LabError
+    from kubernetes_mgmt.lab.manager import Lab
+
+    try:
+        state = Lab.load(args.root).state
+    except LabError as exc:
+        return _fail(exc)
+    up = {h.name: hosts.sshd_up(h) for h in state.hosts}
+    print(_host_table(state.hosts, up))
+    heat = 'up' if heatproc.is_heat(state.heat_pid) else 'down'
+    print(f'Heat API: {state.heat_url} ({heat})')
+    print(f'driver config: {state.config_file}')
+    return 0
+
+
+def _exec(args) -> int:
+    from kubernetes_mgmt.lab.errors import LabError
+    from kubernetes_mgmt.lab.manager import Lab
+
+    argv = args.argv[1:] if args.argv[:1] == ['--'] else args.argv
+    if not argv:
+        return _fail(ValueError('no command given'))
+    try:
+        proc = Lab.load(args.root).run_in_host(args.host, argv)
+    except LabError as exc:
+        return _fail(exc)
+    sys.stdout.write(proc.stdout)
+    sys.stderr.write(proc.stderr)
+    return proc.returncode
+
+
+def _host_table(hosts, sshd: dict[str, bool] | None) -> str:
+    rows = [('NAME', 'ROLE', 'IP') + (('SSHD',) if sshd is not None else ())]
+    for h in hosts:
+        row = (h.name, h.role, h.ip)
+        if sshd is not None:
+            row += ('up' if sshd[h.name] else 'down',)
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return '\n'.join('  '.join(c.ljust(w) for c, w in zip(r, widths))
+                     .rstrip() for r in rows)

@@ -70,6 +70,7 @@ class LabState:
     layouts: list[GroupLayout] = field(default_factory=list)
     hosts: list[LabHost] = field(default_factory=list)
     config_file: str = ''       # driver config that points at this lab
+    install_delay: float = 0.0  # seconds emulated installs take (demo)
 
     @property
     def heat_url(self) -> str:
@@ -113,8 +114,11 @@ def load(path: str) -> LabState:
 
 
 def save(state: LabState, path: str) -> None:
+    # 0600: the file holds the VMs' password and the Heat token.
     tmp = f'{path}.tmp'
-    with open(tmp, 'w', encoding='utf-8') as f:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with open(fd, 'w', encoding='utf-8') as f:
         json.dump(state.to_dict(), f, indent=2, sort_keys=True)
     os.replace(tmp, path)
 

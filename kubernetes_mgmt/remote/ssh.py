@@ -169,7 +169,7 @@ class SshSession:
                 f'{redact.redact(command)[:200]}') from None
         finally:
             chan.close()
-        result = Result(status, redact.redact(out), redact.redact(err))
+        result = Result(status, _text(out), _text(err))
         if check and status != 0:
             raise CommandFailed(self.endpoint.name, step, status,
                                 result.stdout, result.stderr)
@@ -253,6 +253,10 @@ def _collect(chan: paramiko.Channel,
     if not chan.status_event.wait(max(0.0, deadline - time.monotonic())):
         raise _Expired()
     return chan.exit_status, b''.join(out), b''.join(err)
+
+
+def _text(data: bytes) -> str:
+    return redact.redact(data.decode('utf-8', errors='replace'))
 
 
 def _as_bytes(data: str | bytes | None) -> bytes | None:

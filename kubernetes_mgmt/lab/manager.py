@@ -1,0 +1,484 @@
+"""The lab as a whole: bring it up, change its hosts, tear it down.
+
+The state file (state.py) is the single truth, shared with the Heat double
+and the emulated Kubernetes commands; every change is made under its lock
+and ``Lab.state`` re-reads it, so changes made by another process show.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import secrets
+import shutil
+import string
+import uuid
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, TypeVar
+
+from kubernetes_mgmt import redact
+from kubernetes_mgmt.lab import (
+    heatproc,
+    hosts,
+    image,
+    namespaces,
+    net,
+    packages,
+    procs,
+)
+from kubernetes_mgmt.lab import state as lab_state
+from kubernetes_mgmt.lab.errors import LabError
+from kubernetes_mgmt.lab.state import (
+    DEFAULT_ROOT,
+    GroupLayout,
+    LabHost,
+    LabState,
+)
+from kubernetes_mgmt.remote.retry import Backoff
+
+LOG = redact.get_logger(__name__)
+
+T = TypeVar('T')
+R = TypeVar('R')
+
+DEFAULT_NAME = 'klab'
+DEFAULT_USER = 'ubuntu'
+DEFAULT_HEAT_PORT = 8004
+MARKER = '.kubernetes-mgmt-lab'     # names the lab; only such roots are
+CONFIG_FILE = 'kubernetes_mgmt.conf'  # ever deleted
+MAX_PARALLEL = 16
+ROLES = ('master', 'worker', 'storage')
+VOLUME_DEVICE = '/dev/vdb'
+_ACCEPTED = re.compile(r'\bAccepted \S+ for ')
+
+
+def default_layouts() -> list[GroupLayout]:
+    """The Heat layout of the sample VNF packages (BaseHOT)."""
+    return [
+        GroupLayout('master', 'masterNode', ['masterNode_CP1'],
+                    group='master_instance'),
+        GroupLayout('worker', 'workerNode', ['workerNode_CP2'],
+                    group='worker_instance'),
+        GroupLayout('storage', 'storage_server', ['storage_server_CP'],
+                    volumes=['storage_server_volume']),
+    ]
+
+
+def require_root() -> None:
+    if os.geteuid() != 0:
+        raise LabError('the lab needs root (network and mount namespaces)')
+
+
+def parallel(fn: Callable[[T], R], items: Iterable[T],
+             what: Callable[[T], str]) -> list[R]:
+    """Run ``fn`` over ``items`` concurrently; report every failure."""
+    items = list(items)
+    if not items:
+        return []
+    with ThreadPoolExecutor(min(MAX_PARALLEL, len(items))) as pool:
+        futures = [pool.submit(fn, item) for item in items]
+    errors = [f'{what(item)}: {f.exception()}'
+              for item, f in zip(items, futures) if f.exception()]
+    if errors:
+        raise LabError('; '.join(errors))
+    return [f.result() for f in futures]
+
+
+def _short_id() -> str:
+    # Heat names group members with 12 random lower-case characters.
+    alphabet = string.ascii_lowercase + '234567'
+    return ''.join(secrets.choice(alphabet) for _ in range(12))
+
+
+class Lab:
+    """A lab on this machine, found by its root directory."""
+
+    def __init__(self, root: str = DEFAULT_ROOT):
+        self.root = os.path.realpath(root)
+        self.state_file = lab_state.state_path(self.root)
+        self._layout = hosts.Layout(self.root)
+
+    # -- lifecycle -----------------------------------------------------------
+
+    @classmethod
+    def up(cls, masters: int = 1, workers: int = 2, storage: bool = False,
+           root: str = DEFAULT_ROOT, name: str = DEFAULT_NAME,
+           subnet: str = net.DEFAULT_SUBNET, password: str | None = None,
+           install_delay: float = 0.0, username: str = DEFAULT_USER,
+           heat: bool = True, heat_port: int = DEFAULT_HEAT_PORT) -> Lab:
+        """Create the lab: bridge, hosts booted in parallel, Heat double,
+        driver config. On failure everything made so far is removed."""
+        require_root()
+        net.check_lab_name(name)
+        if masters < 1 or workers < 0:
+            raise LabError('a lab needs at least one master and no '
+                           'negative number of workers')
+        plan = net.AddressPlan.parse(subnet)
+        lab = cls(root)
+        lab._refuse_running()
+        _refuse_leftovers(name)
+        lab._claim_root(name)
+        try:
+            packages.ensure()
+            net.check_subnet_free(plan, net.bridge_name(name))
+            password = password or secrets.token_urlsafe(12)
+            redact.register(password)
+            state = lab._initial_state(name, plan, username, password,
+                                       install_delay, masters)
+            lab_state.save(state, lab.state_file)
+            lab._build(state, plan, masters, workers, storage)
+            if heat:
+                lab._start_heat(heat_port)
+            lab._write_driver_config()
+        except BaseException:
+            LOG.error('lab: bringing %s up failed; removing what was made',
+                      name)
+            teardown(lab.root, name)
+            raise
+        return lab
+
+    @classmethod
+    def load(cls, root: str = DEFAULT_ROOT) -> Lab:
+        lab = cls(root)
+        if not os.path.exists(lab.state_file):
+            raise LabError(f'no lab at {lab.root} (no {lab.state_file})')
+        redact.register(lab.state.password, lab.state.heat_token)
+        return lab
+
+    def down(self) -> None:
+        teardown(self.root)
+
+    @property
+    def state(self) -> LabState:
+        return lab_state.load(self.state_file)
+
+    def _refuse_running(self) -> None:
+        if os.path.exists(self.state_file):
+            raise LabError(f'a lab is already up at {self.root}; run '
+                           f'"kubernetes-mgmt lab down --root {self.root}"')
+
+    def _claim_root(self, name: str) -> None:
+        marker = os.path.join(self.root, MARKER)
+        if os.path.isdir(self.root) and os.listdir(self.root) \
+                and not os.path.exists(marker):
+            raise LabError(f'{self.root} exists and is not a lab root; '
+                           'choose another --root')
+        os.makedirs(self.root, exist_ok=True)
+        # Hosts (as their users) read the cluster state below the root.
+        os.chmod(self.root, 0o755)  # noqa: S103
+        with open(marker, 'w', encoding='utf-8') as f:
+            f.write(f'{name}\n')
+
+    def _initial_state(self, name: str, plan: net.AddressPlan,
+                       username: str, password: str, install_delay: float,
+                       masters: int) -> LabState:
+        return LabState(
+            name=name, root=self.root, subnet=str(plan.subnet),
+            gateway=plan.gateway, bridge=net.bridge_name(name),
+            username=username, password=password,
+            tenant_id=uuid.uuid4().hex, stack_id=str(uuid.uuid4()),
+            stack_name=f'vnflcm_{uuid.uuid4()}',
+            heat_token=secrets.token_urlsafe(24),
+            vip=plan.vip if masters > 1 else None,
+            layouts=default_layouts(), install_delay=install_delay)
+
+    def _build(self, state: LabState, plan: net.AddressPlan, masters: int,
+               workers: int, storage: bool) -> None:
+        os.makedirs(state.cluster_dir, mode=0o755, exist_ok=True)
+        namespaces.prepare_ns_dir(self._layout.ns_dir)
+        for disk in (self._layout.image, self._layout.hosts_dir):
+            namespaces.mount_tmpfs(disk, f'{state.name}-disk')
+        image.build(self._layout.image, state.username, state.password)
+        net.ensure_bridge(state.bridge, plan)
+        roles = ['master'] * masters + ['worker'] * workers
+        roles += ['storage'] if storage else []
+        with lab_state.locked(self.state_file) as st:
+            new = [self._new_host(st, role) for role in roles]
+        parallel(lambda h: hosts.create(state, h), new, lambda h: h.name)
+
+    def _start_heat(self, preferred_port: int) -> None:
+        state = self.state
+        port = net.free_port(state.gateway, preferred_port)
+        with lab_state.locked(self.state_file) as st:
+            st.heat_port = port
+        pid = heatproc.start(self.state_file, state.gateway, port,
+                             heatproc.log_path(self.root))
+        with lab_state.locked(self.state_file) as st:
+            st.heat_pid = pid
+
+    def _write_driver_config(self) -> None:
+        path = os.path.join(self.root, CONFIG_FILE)
+        with lab_state.locked(self.state_file) as st:
+            st.config_file = path
+            text = (
+                '# Points the Kubernetes Mgmt Driver at this lab.\n'
+                '[kubernetes_mgmt]\n'
+                f'heat_endpoint = {st.heat_url}\n'
+                f'heat_token = {st.heat_token}\n'
+                '\n[kubernetes_mgmt_lab]\n'
+                f'state_file = {self.state_file}\n')
+        image.write_file(path, text, mode=0o600)
+
+    # -- hosts ---------------------------------------------------------------
+
+    def _new_host(self, st: LabState, role: str) -> LabHost:
+        """Describe a new host (name, address, Heat ids) and add it to
+        ``st``; the caller creates the VM."""
+        if role not in ROLES:
+            raise LabError(f'unknown role {role!r}; use one of '
+                           f'{", ".join(ROLES)}')
+        plan = net.AddressPlan.parse(st.subnet)
+        taken = {h.name for h in st.hosts}
+        index = 0
+        while f'{role}-{index}' in taken:
+            index += 1
+        name = f'{role}-{index}'
+        host = LabHost(
+            name=name, role=role,
+            ip=plan.allocate({h.ip for h in st.hosts}),
+            netns=net.netns_name(st.name, name),
+            root=self._layout.host_root(name),
+            server_id=str(uuid.uuid4()))
+        _new_heat_ids(host, st.layout_for(role))
+        st.hosts.append(host)
+        return host
+
+    def add_hosts(self, role: str, count: int = 1,
+                  sshd_delay: float = 0.0) -> list[LabHost]:
+        """Scale out: ``count`` new hosts of ``role``, booted in
+        parallel."""
+        with lab_state.locked(self.state_file) as st:
+            new = [self._new_host(st, role) for _ in range(count)]
+        state = self.state
+        try:
+            parallel(lambda h: hosts.create(state, h, sshd_delay), new,
+                     lambda h: h.name)
+        except BaseException:
+            self._forget([h.name for h in new])
+            raise
+        return new
+
+    def add_host(self, role: str, sshd_delay: float = 0.0) -> LabHost:
+        return self.add_hosts(role, 1, sshd_delay)[0]
+
+    def remove_host(self, name: str) -> None:
+        """Scale in: the VM is gone, its address free again."""
+        self._forget([name])
+
+    def _forget(self, names: list[str]) -> None:
+        with lab_state.locked(self.state_file) as st:
+            doomed = [h for h in st.hosts if h.name in names]
+            missing = set(names) - {h.name for h in doomed}
+            if missing:
+                raise LabError(f'no lab host named {", ".join(missing)}')
+            parallel(lambda h: hosts.destroy(st, h), doomed,
+                     lambda h: h.name)
+            st.hosts = [h for h in st.hosts if h.name not in names]
+
+    def replace_host(self, name: str, sshd_delay: float = 0.0) -> LabHost:
+        """Heal one VM: same address and Heat member, a new server with
+        new host keys and fresh disks from the image."""
+        with lab_state.locked(self.state_file) as st:
+            old = self._host(st, name)
+            new = dataclasses.replace(
+                old, server_id=str(uuid.uuid4()),
+                generation=old.generation + 1, unhealthy=False)
+            st.hosts[st.hosts.index(old)] = new
+        state = self.state
+        hosts.destroy(state, old)
+        hosts.create(state, new, sshd_delay)
+        return new
+
+    def recreate_stack(self) -> LabState:
+        """Heal the whole VNF: a new stack, every VM replaced."""
+        with lab_state.locked(self.state_file) as st:
+            old_hosts = list(st.hosts)
+            st.stack_id = str(uuid.uuid4())
+            st.hosts = []
+            for old in old_hosts:
+                new = dataclasses.replace(
+                    old, server_id=str(uuid.uuid4()),
+                    generation=old.generation + 1, unhealthy=False)
+                _new_heat_ids(new, st.layout_for(new.role))
+                st.hosts.append(new)
+        state = self.state
+        parallel(lambda h: hosts.destroy(state, h), old_hosts,
+                 lambda h: h.name)
+        parallel(lambda h: hosts.create(state, h), state.hosts,
+                 lambda h: h.name)
+        return state
+
+    @staticmethod
+    def _host(st: LabState, name: str) -> LabHost:
+        try:
+            return st.host(name)
+        except KeyError:
+            raise LabError(f'no lab host named {name!r}') from None
+
+    def host(self, name: str) -> LabHost:
+        return self._host(self.state, name)
+
+    # -- inside a host -------------------------------------------------------
+
+    def run_in_host(self, name: str, argv: list[str], *,
+                    input: str | None = None, timeout: float = 120.0):
+        """Run ``argv`` as root inside host ``name``
+        (-> subprocess.CompletedProcess with text output)."""
+        state = self.state
+        return hosts.exec_in(state, self._host(state, name), argv,
+                             input=input, timeout=timeout)
+
+    def host_path(self, name: str, path: str) -> str:
+        """Where ``path`` of host ``name`` is on the machine's disk."""
+        return hosts.disk_path(self.host(name), path)
+
+    def stop_sshd(self, name: str) -> None:
+        state = self.state
+        hosts.stop_sshd(state, self._host(state, name))
+
+    def start_sshd(self, name: str, delay: float = 0.0) -> None:
+        """Start sshd now, or ``delay`` seconds from now in the background
+        (a VM that boots slowly)."""
+        state = self.state
+        host = self._host(state, name)
+        if delay <= 0:
+            hosts.start_sshd(state, host)
+            return
+        if hosts.init_pid(state, host) is None:
+            hosts.boot(state, host, sshd_delay=delay)
+            return
+        hosts.start_sshd_later(state, host, delay)
+
+    def sshd_up(self, name: str) -> bool:
+        return hosts.sshd_up(self.host(name))
+
+    def ssh_accepts(self, name: str, at_least: int = 0,
+                    deadline: float = 10.0) -> int:
+        """How many SSH logins host ``name`` has accepted.
+
+        sshd may log a login a moment after the client is in; with
+        ``at_least`` the count is polled until it reaches that number or
+        ``deadline`` seconds pass.
+        """
+        count = self._count_accepts(name)
+        backoff = Backoff(deadline, first=0.05)
+        while count < at_least and backoff.wait():
+            count = self._count_accepts(name)
+        return count
+
+    def _count_accepts(self, name: str) -> int:
+        path = self.host_path(name, hosts.SSHD_LOG)
+        try:
+            with open(path, encoding='utf-8', errors='replace') as f:
+                return sum(1 for line in f if _ACCEPTED.search(line))
+        except FileNotFoundError:
+            return 0
+
+    def host_public_keys(self, name: str) -> dict[str, str]:
+        """The host's SSH host keys: key type -> base64 blob."""
+        ssh_dir = self.host_path(name, '/etc/ssh')
+        keys = {}
+        for entry in sorted(os.listdir(ssh_dir)):
+            if entry.startswith('ssh_host_') and entry.endswith('.pub'):
+                with open(os.path.join(ssh_dir, entry),
+                          encoding='utf-8') as f:
+                    key_type, blob = f.read().split()[:2]
+                keys[key_type] = blob
+        return keys
+
+
+def _new_heat_ids(host: LabHost, layout: GroupLayout) -> None:
+    """Fresh ids of the Heat resources behind ``host``."""
+    if layout.group:
+        host.member_name = _short_id()
+        host.member_stack_id = str(uuid.uuid4())
+    host.volume_ids = {v: str(uuid.uuid4()) for v in layout.volumes}
+    host.volume_devices = {v: VOLUME_DEVICE for v in layout.volumes}
+
+
+def _refuse_leftovers(name: str) -> None:
+    left = net.lab_netns(name) + net.lab_links(name)
+    if left:
+        shown = ', '.join(left[:5]) + (', ...' if len(left) > 5 else '')
+        raise LabError(f'namespaces or links of a lab named {name!r} exist '
+                       f'({shown}); run "kubernetes-mgmt lab down --name '
+                       f'{name} --root ROOT" first or choose another '
+                       '--name')
+
+
+def lab_name_at(root: str) -> str | None:
+    """The lab's name from its state file or, after a crash, its marker."""
+    try:
+        return lab_state.load(lab_state.state_path(root)).name
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    try:
+        with open(os.path.join(root, MARKER), encoding='utf-8') as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+def teardown(root: str = DEFAULT_ROOT, name: str | None = None) -> list[str]:
+    """Remove a lab, also one half-built by a crash: processes, mounts,
+    namespaces, links, files. Idempotent. Returns what it removed."""
+    require_root()
+    root = os.path.realpath(root)
+    # Root-based steps (killing by command line, unmounting, deleting)
+    # only ever run on a directory a lab claimed: never on "--root /".
+    ours = os.path.exists(os.path.join(root, MARKER))
+    name = name or lab_name_at(root)
+    if name is None:
+        LOG.info('lab: no lab at %s', root)
+        return []
+    net.check_lab_name(name)
+    done: list[str] = []
+    if not ours and os.path.exists(root):
+        LOG.warning('lab: %s has no %s marker; only removing namespaces '
+                    'and links named %s-*', root, MARKER, name)
+    # Helpers first (the Heat double may be adding a host), then every
+    # process inside the hosts' namespaces.
+    helpers = procs.find((), root) if ours else []
+    heat_pid = _heat_pid(root) if ours else None
+    if heatproc.is_heat(heat_pid):
+        helpers.append(heat_pid)
+    procs.terminate(set(helpers))
+    inside = procs.find(_ns_pins(root, name))
+    procs.terminate(inside)
+    if helpers or inside:
+        done.append(f'{len(set(helpers)) + len(inside)} process(es)')
+    if ours:
+        mounts = namespaces.mounts_under(root)
+        namespaces.unmount_all_under(root)
+        done += [f'mount {m}' for m in mounts]
+    links = net.lab_links(name)
+    # veths first: the bridge goes last, once nothing is plugged into it.
+    for link in sorted(links, key=lambda n: n.endswith('br0')):
+        net.delete_link(link)
+    done += [f'link {link}' for link in links]
+    for ns in net.lab_netns(name):
+        net.delete_netns(ns)
+        done.append(f'netns {ns}')
+    if ours:
+        shutil.rmtree(root)
+        done.append(f'directory {root}')
+    return done
+
+
+def _heat_pid(root: str) -> int | None:
+    try:
+        return lab_state.load(lab_state.state_path(root)).heat_pid
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def _ns_pins(root: str, name: str) -> set[int]:
+    """Namespaces of the lab's hosts, found on disk and by name."""
+    paths = [os.path.join(namespaces.NETNS_DIR, ns)
+             for ns in net.lab_netns(name)]
+    ns_dir = hosts.Layout(root).ns_dir
+    if os.path.isdir(ns_dir):
+        paths += [os.path.join(ns_dir, f) for f in os.listdir(ns_dir)]
+    inodes = {procs.nsfs_inode(p) for p in paths}
+    return {i for i in inodes if i is not None}

@@ -1,0 +1,372 @@
+"""The lab's VMs: real sshd with password login, private directories,
+sudo, heal with new host keys, slow boots, and a clean teardown."""
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+import uuid
+
+import paramiko
+import pytest
+
+from kubernetes_mgmt.lab import hosts, net
+
+pytestmark = pytest.mark.lab
+
+SESSION_MASTERS = 2     # the shape of the session lab (conftest.py)
+SESSION_WORKERS = 3
+
+
+def known_keys(lab, name: str) -> paramiko.HostKeys:
+    host = lab.host(name)
+    keys = paramiko.HostKeys()
+    for key_type, blob in lab.host_public_keys(name).items():
+        keys.add(host.ip, key_type,
+                 paramiko.PKey.from_type_string(key_type,
+                                                base64.b64decode(blob)))
+    return keys
+
+
+def ssh(lab, name: str, keys: paramiko.HostKeys | None = None
+        ) -> paramiko.SSHClient:
+    """A password login that accepts only the host's known keys."""
+    client = paramiko.SSHClient()
+    keys = keys or known_keys(lab, name)
+    for hostname, entry in keys.items():
+        for key_type, key in entry.items():
+            client.get_host_keys().add(hostname, key_type, key)
+    client.set_missing_host_key_policy(paramiko.RejectPolicy())
+    client.connect(lab.host(name).ip, username=lab.state.username,
+                   password=lab.state.password, look_for_keys=False,
+                   allow_agent=False, timeout=10, banner_timeout=10,
+                   auth_timeout=10)
+    return client
+
+
+def run(client: paramiko.SSHClient, command: str, stdin: str = ''
+        ) -> tuple[int, str, str]:
+    chan_in, out, err = client.exec_command(command, timeout=30)
+    if stdin:
+        chan_in.write(stdin)
+    chan_in.channel.shutdown_write()
+    status = out.channel.recv_exit_status()
+    return status, out.read().decode(), err.read().decode()
+
+
+@pytest.fixture(scope='module')
+def spare(lab):
+    """A worker of this module's own, so heal tests leave the session
+    lab's hosts as they were."""
+    host = lab.add_host('worker')
+    yield host.name
+    lab.remove_host(host.name)
+
+
+def test_session_lab_has_its_hosts_and_a_0600_state(lab):
+    state = lab.state
+    roles = [h.role for h in state.hosts]
+    assert roles.count('master') == SESSION_MASTERS
+    assert roles.count('worker') == SESSION_WORKERS
+    assert len({h.ip for h in state.hosts}) == len(state.hosts)
+    assert state.vip and state.vip not in {h.ip for h in state.hosts}
+    for path in (lab.state_file, state.config_file):
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    with open(state.config_file, encoding='utf-8') as f:
+        config = f.read()
+    assert f'heat_endpoint = {state.heat_url}' in config
+    assert f'heat_token = {state.heat_token}' in config
+    assert f'state_file = {lab.state_file}' in config
+
+
+def test_every_host_takes_a_password_login_and_knows_its_name(lab):
+    for host in lab.state.hosts:
+        client = ssh(lab, host.name)
+        try:
+            # uname: /usr/local/bin/hostname may be an emulated stand-in.
+            status, out, _ = run(
+                client, 'uname -n; id -un; ip -4 -o addr show dev eth0')
+        finally:
+            client.close()
+        assert status == 0
+        assert out.split()[:2] == [host.name, lab.state.username]
+        assert f' {host.ip}/' in out
+
+
+def test_host_json_describes_the_host(lab):
+    import json
+
+    host = lab.state.hosts[0]
+    with open(lab.host_path(host.name, '/etc/klab/host.json'),
+              encoding='utf-8') as f:
+        info = json.load(f)
+    assert info == {'name': host.name, 'ip': host.ip, 'role': host.role,
+                    'lab_root': lab.root,
+                    'cluster_dir': lab.state.cluster_dir,
+                    'state_file': lab.state_file}
+
+
+def test_private_etc_is_private_to_each_host(lab):
+    one, other = lab.state.hosts[0].name, lab.state.hosts[1].name
+    probe = f'/etc/klab-probe-{uuid.uuid4().hex}'
+    written = lab.run_in_host(one, ['sh', '-c', f'echo hi > {probe}'])
+    assert written.returncode == 0, written.stderr
+    try:
+        assert lab.run_in_host(one, ['cat', probe]).stdout == 'hi\n'
+        assert lab.run_in_host(other, ['test', '-e', probe]).returncode \
+            == 1
+        assert not os.path.exists(probe)
+        assert os.path.exists(lab.host_path(one, probe))
+        assert lab.host_path(one, '/usr/bin/env') == '/usr/bin/env'
+    finally:
+        lab.run_in_host(one, ['rm', '-f', probe])
+
+
+def test_sudo_asks_for_the_password(lab):
+    client = ssh(lab, lab.state.hosts[0].name)
+    try:
+        status, _, err = run(client, 'sudo -n true')
+        assert status != 0 and 'password is required' in err
+        status, _, _ = run(client, 'sudo -S -p "" true', stdin='wrong\n')
+        assert status != 0
+        status, out, err = run(client, 'sudo -S -p "" sh -c "id -un; '
+                                       'echo $PATH"',
+                               stdin=lab.state.password + '\n')
+    finally:
+        client.close()
+    assert status == 0
+    assert 'unable to resolve host' not in err
+    user, path = out.split()
+    assert user == 'root'
+    assert path.split(':').index('/usr/local/bin') < \
+        path.split(':').index('/usr/bin')
+
+
+def test_ssh_accepts_counts_connections(lab):
+    name = lab.state.hosts[1].name
+    before = lab.ssh_accepts(name)
+    for _ in range(3):
+        ssh(lab, name).close()
+    assert lab.ssh_accepts(name, at_least=before + 3) == before + 3
+
+
+def test_haproxy_and_keepalived_run_inside_a_host(lab):
+    name = lab.state.hosts[0].name
+    haproxy = lab.run_in_host(name, ['haproxy', '-v'])
+    assert haproxy.returncode == 0 and 'HAProxy version' in haproxy.stdout
+    keepalived = lab.run_in_host(name, ['keepalived', '-v'])
+    assert keepalived.returncode == 0
+    assert 'Keepalived v' in keepalived.stdout + keepalived.stderr
+
+
+def test_added_host_is_a_full_vm_and_goes_away_when_removed(lab):
+    host = lab.add_host('worker')
+    try:
+        assert host.name in {h.name for h in lab.state.hosts}
+        client = ssh(lab, host.name)
+        assert run(client, 'uname -n')[1].strip() == host.name
+        client.close()
+    finally:
+        lab.remove_host(host.name)
+    assert host.name not in {h.name for h in lab.state.hosts}
+    assert not net.port_open(host.ip, hosts.SSH_PORT)
+    netns = subprocess.run(['ip', 'netns', 'list'], capture_output=True,
+                           text=True, check=True).stdout
+    assert host.netns not in netns.split()
+
+
+def test_replace_host_gives_new_keys_and_fresh_disks_same_ip(lab, spare):
+    old = lab.host(spare)
+    old_keys = lab.host_public_keys(spare)
+    old_known = known_keys(lab, spare)
+    client = ssh(lab, spare)
+    run(client, 'touch ~/left-behind')
+    client.close()
+
+    new = lab.replace_host(spare)
+
+    assert new.ip == old.ip and new.member_name == old.member_name
+    assert new.server_id != old.server_id
+    assert new.generation == old.generation + 1
+    new_keys = lab.host_public_keys(spare)
+    assert set(new_keys) == set(old_keys)
+    assert all(new_keys[t] != old_keys[t] for t in old_keys)
+    with pytest.raises(paramiko.BadHostKeyException):
+        ssh(lab, spare, keys=old_known)
+    client = ssh(lab, spare)
+    try:
+        status, _, _ = run(client, 'test -e ~/left-behind')
+    finally:
+        client.close()
+    assert status == 1
+
+
+def test_sshd_started_with_a_delay_comes_up_late(lab, spare):
+    lab.stop_sshd(spare)
+    assert not lab.sshd_up(spare)
+    started = time.monotonic()
+    lab.start_sshd(spare, delay=2)
+    assert not lab.sshd_up(spare)
+    while not lab.sshd_up(spare):
+        assert time.monotonic() - started < 30, 'sshd never came back'
+        time.sleep(0.1)
+    assert time.monotonic() - started >= 1.9
+    ssh(lab, spare).close()
+
+
+def test_orphans_of_a_host_are_reaped_by_its_init(lab, spare):
+    # A daemon a session leaves behind exits later: no zombie remains.
+    client = ssh(lab, spare)
+    run(client, 'setsid sh -c "sleep 0.3" </dev/null >/dev/null 2>&1 &')
+    client.close()
+    time.sleep(1)   # let the orphan finish (what is tested is the reap)
+    init = hosts.init_pid(lab.state, lab.host(spare))
+    assert init is not None
+    zombies = [pid for pid in _children(init) if _state(pid) == 'Z']
+    assert zombies == []
+
+
+# -- up and down -------------------------------------------------------------
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                with open(f'/proc/{entry}/stat', encoding='utf-8') as f:
+                    fields = f.read().rsplit(')', 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f'/proc/{pid}/stat', encoding='utf-8') as f:
+            return f.read().rsplit(')', 1)[1].split()[0]
+    except OSError:
+        return 'X'
+
+
+def _lab_namespaces(root: str, name: str) -> set[int]:
+    inodes = set()
+    for path in [os.path.join('/run/netns', n) for n in _netns(name)] + \
+            [os.path.join(root, 'ns', f)
+             for f in os.listdir(os.path.join(root, 'ns'))]:
+        inodes.add(os.stat(path).st_ino)
+    return inodes
+
+
+def _netns(name: str) -> list[str]:
+    out = subprocess.run(['ip', 'netns', 'list'], capture_output=True,
+                         text=True, check=True).stdout
+    return [line.split()[0] for line in out.splitlines()
+            if line.startswith(f'{name}-')]
+
+
+def assert_nothing_left(root: str, name: str, namespaces: set[int]) -> None:
+    assert _netns(name) == []
+    links = subprocess.run(['ip', '-br', 'link'], capture_output=True,
+                           text=True, check=True).stdout
+    assert [ln for ln in links.splitlines() if ln.startswith(name)] == []
+    with open('/proc/self/mountinfo', encoding='utf-8') as f:
+        assert [ln for ln in f if root in ln] == []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit() or _state(int(entry)) in ('Z', 'X'):
+            continue
+        try:
+            with open(f'/proc/{entry}/cmdline', 'rb') as f:
+                cmdline = f.read().decode(errors='replace')
+            ns = {int(os.readlink(f'/proc/{entry}/ns/{kind}')
+                      .split('[')[1].rstrip(']'))
+                  for kind in ('mnt', 'net', 'uts')}
+        except OSError:
+            continue
+        assert root not in cmdline, cmdline
+        assert not ns & namespaces, cmdline
+    assert not os.path.exists(root)
+
+
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, '-m', 'kubernetes_mgmt.cli', 'lab', *args],
+        capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def test_lab_up_then_down_leaves_nothing_behind(lab_args):
+    args = lab_args
+    root, name = args['root'], args['name']
+    up = cli('up', '--root', root, '--name', name, '--subnet',
+             args['subnet'], '--masters', '1', '--workers', '2')
+    assert up.returncode == 0, up.stderr
+    assert 'master-0' in up.stdout and 'kubernetes_mgmt.conf' in up.stdout
+    status = cli('status', '--root', root)
+    assert status.returncode == 0, status.stderr
+    assert status.stdout.count(' up') >= 3
+    namespaces = _lab_namespaces(root, name)
+    assert len(namespaces) == 9     # net, mnt and uts of three hosts
+
+    down = cli('down', '--root', root)
+    assert down.returncode == 0, down.stderr
+    assert_nothing_left(root, name, namespaces)
+    again = cli('down', '--root', root, '--name', name)
+    assert again.returncode == 0, again.stderr
+
+
+def test_lab_down_cleans_up_after_lab_up_was_killed_half_way(lab_args):
+    args = lab_args
+    root, name = args['root'], args['name']
+    up = subprocess.Popen(
+        [sys.executable, '-m', 'kubernetes_mgmt.cli', 'lab', 'up',
+         '--root', root, '--name', name, '--subnet', args['subnet'],
+         '--masters', '3', '--workers', '8'],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not _netns(name) and up.poll() is None:
+            assert time.monotonic() < deadline, 'lab up made no netns'
+            time.sleep(0.01)
+    finally:
+        up.send_signal(signal.SIGKILL)
+        up.wait()
+    namespaces = _lab_namespaces(root, name)
+
+    down = cli('down', '--root', root)    # the name comes from the root
+    assert down.returncode == 0, down.stderr
+    assert_nothing_left(root, name, namespaces)
+
+
+def test_recreate_stack_replaces_every_host(lab_args):
+    from kubernetes_mgmt.lab.manager import Lab
+
+    args = lab_args
+    lab = Lab.up(masters=1, workers=1, heat=False, **args)
+    try:
+        before = lab.state
+        after = lab.recreate_stack()
+        assert after.stack_id != before.stack_id
+        for old, new in zip(before.hosts, after.hosts):
+            assert (new.name, new.ip) == (old.name, old.ip)
+            assert new.server_id != old.server_id
+            assert new.member_stack_id != old.member_stack_id
+            assert lab.sshd_up(new.name)
+        namespaces = _lab_namespaces(args['root'], args['name'])
+    finally:
+        lab.down()
+    assert_nothing_left(args['root'], args['name'], namespaces)
+
+
+def test_failed_lab_up_removes_what_it_made(lab, lab_args):
+    from kubernetes_mgmt.lab.errors import LabError
+    from kubernetes_mgmt.lab.manager import Lab
+
+    lab_args['subnet'] = lab.state.subnet      # taken by the session lab
+    with pytest.raises(LabError, match='overlaps'):
+        Lab.up(masters=1, workers=0, **lab_args)
+    assert_nothing_left(lab_args['root'], lab_args['name'], set())

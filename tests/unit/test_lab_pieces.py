@@ -1,0 +1,151 @@
+"""The lab's pure parts: addressing, names, paths, generated files."""
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from kubernetes_mgmt.cli import build_parser
+from kubernetes_mgmt.lab import hosts, image, namespaces, net, procs, state
+from kubernetes_mgmt.lab.errors import LabError
+from kubernetes_mgmt.lab.state import LabHost
+
+
+def test_address_plan_reserves_gateway_and_vip():
+    plan = net.AddressPlan.parse('10.10.0.0/24')
+    assert (plan.gateway, plan.vip, plan.prefixlen) == \
+        ('10.10.0.1', '10.10.0.100', 24)
+    assert plan.allocate(set()) == '10.10.0.11'
+    used = {f'10.10.0.{i}' for i in range(11, 100)}
+    assert plan.allocate(used) == '10.10.0.101'
+    assert plan.index('10.10.0.42') == 42
+
+
+@pytest.mark.parametrize('subnet', ['8.8.8.0/24', 'fd00::/64',
+                                    '10.10.0.0/28', '10.10.0.1/24', 'x'])
+def test_address_plan_refuses_unsafe_or_odd_subnets(subnet):
+    with pytest.raises(LabError):
+        net.AddressPlan.parse(subnet)
+
+
+def test_address_plan_refuses_addresses_outside_and_a_full_subnet():
+    plan = net.AddressPlan.parse('10.10.0.0/24')
+    with pytest.raises(LabError, match='outside'):
+        plan.index('10.10.1.5')
+    everything = {str(a) for a in plan.subnet}
+    with pytest.raises(LabError, match='no free address'):
+        plan.allocate(everything)
+
+
+@pytest.mark.parametrize('name', ['', 'Klab', '1lab', 'k-lab', 'toolongname'])
+def test_lab_names_stay_short_and_plain(name):
+    with pytest.raises(LabError):
+        net.check_lab_name(name)
+
+
+def test_link_names_fit_the_kernel_limit():
+    assert net.veth_name('abcdefgh', 65534) == 'abcdefghv65534'
+    assert net.bridge_name('klab') == 'klabbr0'
+    assert net.netns_name('klab', 'worker-3') == 'klab-worker-3'
+
+
+def test_a_healed_host_keeps_its_mac():
+    assert net.host_mac('10.10.0.11') == net.host_mac('10.10.0.11') \
+        == '02:4b:0a:0a:00:0b'
+    assert net.host_mac('10.10.0.12') != net.host_mac('10.10.0.11')
+
+
+def test_disk_path_maps_private_directories_only():
+    host = LabHost(name='m', role='master', ip='10.10.0.11', netns='k-m',
+                   root='/lab/hosts/m', server_id='s')
+    assert hosts.disk_path(host, '/etc/hosts') == '/lab/hosts/m/etc/hosts'
+    assert hosts.disk_path(host, '/usr/local/bin/kubeadm') == \
+        '/lab/hosts/m/usr/local/bin/kubeadm'
+    assert hosts.disk_path(host, '/run') == '/lab/hosts/m/run'
+    assert hosts.disk_path(host, '/usr/bin/env') == '/usr/bin/env'
+    assert hosts.disk_path(host, '/etcetera') == '/etcetera'
+    assert hosts.disk_path(host, '/etc/../tmp/x') == '/tmp/x'
+
+
+def test_mountinfo_paths_are_decoded():
+    assert namespaces.decode_mount_path('/a\\040b\\134c') == '/a b\\c'
+
+
+def test_command_lines_naming_the_root_are_recognised():
+    root = '/var/tmp/lab'
+    assert procs._mentions(['x', '--state', '/var/tmp/lab/lab.json'], root)
+    assert procs._mentions(['x', '--state=/var/tmp/lab/lab.json'], root)
+    assert not procs._mentions(['x', '/var/tmp/lab2/lab.json'], root)
+
+
+def test_sudo_rule_asks_for_a_password_and_keeps_usr_local_first():
+    rule = image.sudoers_rule('ubuntu')
+    assert 'NOPASSWD' not in rule
+    assert 'ubuntu ALL=(ALL:ALL) ALL' in rule
+    assert 'secure_path="/usr/local/sbin:/usr/local/bin:' in rule
+
+
+def test_sshd_config_allows_passwords_and_many_sessions():
+    lines = set(image.SSHD_CONFIG.splitlines())
+    for wanted in ('PasswordAuthentication yes', 'UsePAM yes',
+                   'PermitRootLogin no', 'MaxSessions 64',
+                   'MaxStartups 100:30:200', 'LogLevel INFO'):
+        assert wanted in lines
+
+
+def test_state_file_is_private(tmp_path):
+    lab = state.LabState(
+        name='k', root=str(tmp_path), subnet='10.10.0.0/24',
+        gateway='10.10.0.1', bridge='kbr0', username='u', password='p',
+        tenant_id='t', stack_id='s', stack_name='n', install_delay=1.5)
+    path = str(tmp_path / 'lab.json')
+    state.save(lab, path)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert state.load(path).install_delay == 1.5
+
+
+def test_lab_command_line():
+    parser = build_parser()
+    args = parser.parse_args(['lab', 'up', '--masters', '3', '--workers',
+                              '4', '--storage', '--install-delay', '0.5',
+                              '--root', '/x'])
+    assert (args.masters, args.workers, args.storage, args.install_delay,
+            args.root, args.heat) == (3, 4, True, 0.5, '/x', True)
+    args = parser.parse_args(['lab', 'down'])
+    assert args.root == state.DEFAULT_ROOT and args.name is None
+    args = parser.parse_args(['lab', 'exec', 'master-0', '--', 'ls', '-l'])
+    assert (args.host, args.argv) == ('master-0', ['ls', '-l'])
+
+
+def test_missing_packages_are_installed_with_apt_get(monkeypatch):
+    from kubernetes_mgmt.lab import packages
+
+    present = {'/usr/sbin/haproxy': False}
+    calls = []
+    monkeypatch.setattr(packages, '_present',
+                        lambda prog: present.get(prog, True))
+    monkeypatch.setattr(packages.shutil, 'which', lambda prog: '/bin/x')
+
+    def fake_run(argv, **kwargs):
+        calls.append(argv)
+        if argv[:2] == ['apt-get', 'install']:
+            present['/usr/sbin/haproxy'] = True
+
+    monkeypatch.setattr(packages, 'run', fake_run)
+    packages.ensure()
+    assert calls == [['apt-get', 'update'],
+                     ['apt-get', 'install', '-y', '--no-install-recommends',
+                      'haproxy']]
+    calls.clear()
+    packages.ensure()
+    assert calls == []
+
+
+def test_missing_packages_without_apt_get_are_a_clear_error(monkeypatch):
+    from kubernetes_mgmt.lab import packages
+
+    monkeypatch.setattr(packages, '_present', lambda prog: prog != 'sudo')
+    monkeypatch.setattr(packages.shutil, 'which', lambda prog: None)
+    with pytest.raises(LabError, match='sudo'):
+        packages.ensure()
