@@ -10,6 +10,7 @@ import functools
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -95,7 +96,24 @@ def python_for_hosts() -> str:
                     'directory private to each lab host; run the lab with '
                     'a Python installed elsewhere (e.g. /usr/bin/python3 '
                     'or a virtualenv outside /usr/local/bin)')
+    blocked = _not_world_executable(os.path.realpath(python))
+    if blocked:
+        # The lab user (not root) runs kubectl & co. on the hosts.
+        raise LabError(
+            f'the Python interpreter {python} is not usable by other users '
+            f'({blocked} lacks o+x); create the virtualenv from a '
+            'system-wide Python, e.g. /usr/bin/python3 -m venv')
     return python
+
+
+def _not_world_executable(path: str) -> str | None:
+    """The first component of ``path`` others may not traverse/run."""
+    parts = path.split('/')
+    for i in range(2, len(parts) + 1):
+        prefix = '/'.join(parts[:i])
+        if not os.stat(prefix).st_mode & stat.S_IXOTH:
+            return prefix
+    return None
 
 
 # -- creation ---------------------------------------------------------------

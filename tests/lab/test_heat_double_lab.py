@@ -39,6 +39,20 @@ def test_topology_matches_the_lab(lab):
     assert topology.cluster_ip == topology.masters[0].nic_ip
 
 
+def test_ha_topology_has_the_vip_with_its_prefix(lab):
+    state = lab.state
+    topology = read_topology(_heat(lab), state.stack_id, params(ha=True))
+    assert len(topology.hosts) >= 5 and topology.is_ha
+    assert topology.cluster_ip == state.vip
+    assert topology.cluster_prefixlen == int(state.subnet.split('/')[1])
+    by_ip = {h.ip: h for h in state.hosts}
+    for host in topology.hosts:
+        lab_host = by_ip[host.ssh_ip]
+        assert host.nic_ip == lab_host.ip
+        assert host.compute_host == lab_host.compute_host
+        assert host.zone == lab_host.zone
+
+
 def test_scale_out_heal_and_scale_in(lab):
     heat = _heat(lab)
     stack_id = lab.state.stack_id
