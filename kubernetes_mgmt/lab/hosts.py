@@ -305,6 +305,16 @@ def destroy(state: LabState, host: LabHost) -> None:
     net.delete_link(net.veth_name(state.name, plan.index(host.ip)))
     net.delete_netns(host.netns)
     _remove_disk(host)
+    _tell_cluster_host_is_gone(state, host)
+
+
+def _tell_cluster_host_is_gone(state: LabState, host: LabHost) -> None:
+    # Its kubelet and API server died with it; the emulated cluster must
+    # see the node go NotReady as a real one would.
+    if _emulated_installer() is None or not os.path.isdir(state.cluster_dir):
+        return
+    from kubernetes_mgmt.lab.emulated import set_host_down
+    set_host_down(state.cluster_dir, host.name)
 
 
 def _remove_disk(host: LabHost) -> None:

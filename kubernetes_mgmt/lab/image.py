@@ -85,6 +85,7 @@ def build(image: str, username: str, password: str) -> None:
     run(['cp', '-a', '/etc', os.path.join(image, 'etc')])
     for d in PRIVATE_DIRS:
         os.makedirs(os.path.join(image, d), mode=0o755, exist_ok=True)
+    os.chmod(os.path.join(image, 'root'), 0o700)
     _forget_machine(os.path.join(image, 'etc'))
     _copy_var_lib(os.path.join(image, 'var/lib'))
     _fresh_var_log(os.path.join(image, 'var/log'))

@@ -185,7 +185,9 @@ class Lab:
 
     def _build(self, state: LabState, plan: net.AddressPlan, masters: int,
                workers: int, storage: bool) -> None:
-        os.makedirs(state.cluster_dir, mode=0o755, exist_ok=True)
+        os.makedirs(state.cluster_dir, exist_ok=True)
+        # Shared by root and the login user of every host (see store.py).
+        os.chmod(state.cluster_dir, 0o777)  # noqa: S103
         namespaces.prepare_ns_dir(self._layout.ns_dir)
         for disk in (self._layout.image, self._layout.hosts_dir):
             namespaces.mount_tmpfs(disk, f'{state.name}-disk')

@@ -14,7 +14,8 @@ from kubernetes_mgmt.lab.errors import LabError
 from kubernetes_mgmt.lab.sysrun import run
 
 # Directories a host owns; everything else is the machine's.
-PRIVATE_DIRS = ('etc', 'var/lib', 'var/log', 'usr/local/bin', 'home', 'run')
+PRIVATE_DIRS = ('etc', 'root', 'var/lib', 'var/log', 'usr/local/bin', 'home',
+                'run')
 
 NETNS_DIR = '/run/netns'
 

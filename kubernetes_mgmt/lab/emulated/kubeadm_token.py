@@ -1,0 +1,117 @@
+"""``kubeadm token``, ``init phase upload-certs`` and
+``certs certificate-key``: secrets that let nodes join."""
+from __future__ import annotations
+
+import os
+import time
+
+from kubernetes_mgmt.lab.emulated import kubeadm_common as common
+from kubernetes_mgmt.lab.emulated import objects, store, tokens
+from kubernetes_mgmt.lab.emulated.flags import Flag, Parsed
+from kubernetes_mgmt.lab.emulated.host import host_path
+from kubernetes_mgmt.lab.emulated.runner import CommandError, Context
+
+TOKEN_FLAGS = [Flag('print-join-command', value=False), Flag('ttl'),
+               Flag('description'), Flag('usages', multi=True),
+               Flag('groups', multi=True), Flag('certificate-key'),
+               Flag('kubeconfig'), Flag('config'), Flag('dry-run',
+                                                        value=False),
+               Flag('output', short='o'),
+               Flag('show-managed-fields', value=False)]
+UPLOAD_FLAGS = [Flag('upload-certs', value=False), Flag('certificate-key'),
+                Flag('config'), Flag('kubeconfig'),
+                Flag('skip-certificate-key-print', value=False)]
+
+
+def _join_command(state: dict, token: str, cert_key: str | None) -> str:
+    info = state['cluster']
+    text = (f'kubeadm join {info["endpoint"]} --token {token} '
+            f'--discovery-token-ca-cert-hash {info["ca_hash"]} ')
+    if cert_key:
+        text += f'--control-plane --certificate-key {cert_key}'
+    return text
+
+
+def token_create(ctx: Context, opts: Parsed) -> int:
+    common.require_admin(ctx, opts.get('kubeconfig'))
+    try:
+        ttl = tokens.parse_duration(opts.get('ttl') or '24h0m0s')
+    except ValueError as e:
+        raise CommandError(f'invalid argument "{opts.get("ttl")}" for '
+                           f'"--ttl" flag: {e}') from None
+    given = opts.args[0] if opts.args else None
+    with store.mutate(ctx.cluster_dir) as state:
+        try:
+            token = tokens.add_token(state['cluster'], given, ttl,
+                                     opts.get('description') or '')
+        except ValueError as e:
+            raise CommandError(f'{e}\n{common.STACK_HINT}') from None
+    if opts.get('print-join-command'):
+        ctx.out(_join_command(state, token, opts.get('certificate-key')))
+    else:
+        ctx.out(token)
+    return 0
+
+
+def token_list(ctx: Context, opts: Parsed) -> int:
+    common.require_admin(ctx, opts.get('kubeconfig'))
+    state = store.read(ctx.cluster_dir)
+    live = tokens.live_tokens(state['cluster'])
+    if not live:
+        return 0
+    ctx.out(f'{"TOKEN":<24}{"TTL":<6}{"EXPIRES":<22}{"USAGES":<42}'
+            f'{"DESCRIPTION":<16}EXTRA GROUPS')
+    for tok in live:
+        left = '<forever>' if tok['expires'] is None else \
+            f'{max(0, int((tok["expires"] - time.time()) / 3600))}h'
+        expires = '<never>' if tok['expires'] is None else \
+            objects.iso(tok['expires'])
+        ctx.out(f'{tok["token"]:<24}{left:<6}{expires:<22}'
+                f'{",".join(tok["usages"]):<42}'
+                f'{tok["description"] or "<none>":<16}'
+                f'{",".join(tok["groups"])}')
+    return 0
+
+
+def token_delete(ctx: Context, opts: Parsed) -> int:
+    common.require_admin(ctx, opts.get('kubeconfig'))
+    if not opts.args:
+        raise CommandError('missing subcommand; "token delete" is missing '
+                           f'token of form "[a-z0-9]{{6}}"\n'
+                           f'{common.STACK_HINT}')
+    with store.mutate(ctx.cluster_dir) as state:
+        for arg in opts.args:
+            token_id = arg.split('.')[0]
+            before = state['cluster'].get('tokens', [])
+            after = [t for t in before
+                     if t['token'].split('.')[0] != token_id]
+            if len(after) == len(before):
+                raise CommandError(
+                    f'secrets "bootstrap-token-{token_id}" not found\n'
+                    f'{common.STACK_HINT}')
+            state['cluster']['tokens'] = after
+            ctx.out(f'bootstrap token "{token_id}" deleted')
+    return 0
+
+
+def upload_certs(ctx: Context, opts: Parsed) -> int:
+    if not opts.get('upload-certs'):
+        ctx.out('[upload-certs] Skipping phase. Please see '
+                '--upload-certs')
+        return 0
+    common.require_admin(ctx, opts.get('kubeconfig'))
+    if not os.path.exists(host_path(f'{common.PKI_DIR}/ca.key')):
+        raise common.fail('upload-certs', 'error uploading certs: failed '
+                          'to load certificate: open /etc/kubernetes/pki/'
+                          'ca.crt: no such file or directory')
+    with store.mutate(ctx.cluster_dir) as state:
+        try:
+            key = tokens.set_certificate_key(state['cluster'],
+                                             opts.get('certificate-key'))
+        except ValueError as e:
+            raise common.fail('upload-certs', str(e)) from None
+    ctx.out('[upload-certs] Storing the certificates in Secret '
+            '"kubeadm-certs" in the "kube-system" Namespace')
+    if not opts.get('skip-certificate-key-print'):
+        ctx.out(f'[upload-certs] Using certificate key:\n{key}')
+    return 0

@@ -1,0 +1,102 @@
+"""The shared cluster state: one JSON file in the cluster directory,
+read and written under ``fcntl.flock`` by every emulated command on
+every lab host (they all see the machine's file system there).
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator
+
+STATE_FILE = 'state.json'
+# Emulated commands run as root and as the lab's login user alike; both
+# must be able to update the shared files (rename needs a writable dir).
+SHARED_FILE_MODE = 0o666
+
+
+def _empty() -> dict:
+    return {
+        'generation': 0,
+        'rv': 0,                # resourceVersion counter
+        'cluster': {'initialized': False},
+        'etcd': [],             # members; ids are uint64
+        'objects': {},          # kind -> list of Kubernetes objects
+        'hosts': {},            # host name -> {kubelet, apiserver}
+        'events': [],
+    }
+
+
+@contextlib.contextmanager
+def _flock(cluster_dir: str, name: str, mode: int) -> Iterator[None]:
+    os.makedirs(cluster_dir, exist_ok=True)
+    path = os.path.join(cluster_dir, name)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, SHARED_FILE_MODE)
+    with os.fdopen(fd, 'r+') as lock:
+        _share(lock.fileno())
+        fcntl.flock(lock, mode)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def load_json(path: str, default):
+    try:
+        with open(path, encoding='utf-8') as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return default
+
+
+def save_json(path: str, data) -> None:
+    # Write then rename: readers never see half a file.
+    tmp = f'{path}.{os.getpid()}.tmp'
+    with open(tmp, 'w', encoding='utf-8') as f:
+        _share(f.fileno())
+        json.dump(data, f, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def _share(fd: int) -> None:
+    with contextlib.suppress(PermissionError):  # not the owner: already set
+        os.fchmod(fd, SHARED_FILE_MODE)
+
+
+def _path(cluster_dir: str) -> str:
+    return os.path.join(cluster_dir, STATE_FILE)
+
+
+def read(cluster_dir: str) -> dict:
+    with _flock(cluster_dir, 'state.lock', fcntl.LOCK_SH):
+        return load_json(_path(cluster_dir), None) or _empty()
+
+
+@contextlib.contextmanager
+def mutate(cluster_dir: str) -> Iterator[dict]:
+    """Yield the state under an exclusive lock; save it on success."""
+    with _flock(cluster_dir, 'state.lock', fcntl.LOCK_EX):
+        state = load_json(_path(cluster_dir), None) or _empty()
+        yield state
+        save_json(_path(cluster_dir), state)
+
+
+@contextlib.contextmanager
+def locked_file(cluster_dir: str, name: str, default) -> Iterator:
+    """Any other JSON file of the cluster dir (faults, config)."""
+    with _flock(cluster_dir, f'{name}.lock', fcntl.LOCK_EX):
+        path = os.path.join(cluster_dir, name)
+        data = load_json(path, default)
+        yield data
+        save_json(path, data)
+
+
+def record_event(cluster_dir: str, host: str, argv: list[str],
+                 started: float, rc: int) -> None:
+    with mutate(cluster_dir) as state:
+        events = state.setdefault('events', [])
+        events.append({'seq': len(events) + 1, 'host': host,
+                       'argv': list(argv), 'time': started,
+                       'end': time.time(), 'rc': rc})
