@@ -91,6 +91,7 @@ def build(image: str, username: str, password: str) -> None:
     _fresh_var_log(os.path.join(image, 'var/log'))
     _fresh_run(os.path.join(image, 'run'))
     etc = os.path.join(image, 'etc')
+    _as_ubuntu(etc)
     write_file(os.path.join(etc, 'ssh/sshd_config'), SSHD_CONFIG)
     rule = os.path.join(etc, 'sudoers.d/lab-user')
     write_file(rule, sudoers_rule(username), mode=0o440)
@@ -108,6 +109,31 @@ def _forget_machine(etc: str) -> None:
     for path in glob.glob(os.path.join(etc, 'sudoers.d/*')):
         if os.path.basename(path) != 'README':
             os.unlink(path)
+
+
+# The VMs run the cloud image our users deploy (Ubuntu), whatever the
+# machine under the lab is; scripts read the release from here.
+UBUNTU_RELEASE = '''\
+PRETTY_NAME="Ubuntu 24.04 LTS"
+NAME="Ubuntu"
+VERSION_ID="24.04"
+VERSION="24.04 LTS (Noble Numbat)"
+VERSION_CODENAME=noble
+ID=ubuntu
+ID_LIKE=debian
+UBUNTU_CODENAME=noble
+'''
+
+
+def _as_ubuntu(etc: str) -> None:
+    path = os.path.join(etc, 'os-release')
+    if os.path.islink(path):  # Debian links it into /usr, which is shared
+        os.unlink(path)
+    write_file(path, UBUNTU_RELEASE)
+    write_file(os.path.join(etc, 'lsb-release'),
+               'DISTRIB_ID=Ubuntu\nDISTRIB_RELEASE=24.04\n'
+               'DISTRIB_CODENAME=noble\n'
+               'DISTRIB_DESCRIPTION="Ubuntu 24.04 LTS"\n')
 
 
 def _copy_var_lib(var_lib: str) -> None:

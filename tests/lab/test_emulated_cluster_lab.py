@@ -1,0 +1,130 @@
+"""Emulated Kubernetes and the real HAProxy/keepalived, used over SSH.
+
+The commands a Mgmt Driver runs on its VMs (apt-get, kubeadm, kubectl,
+systemctl) act on one shared emulated cluster, while keepalived and HAProxy
+are the real daemons running inside the lab VMs.
+"""
+import pytest
+
+from kubernetes_mgmt.lab.emulated import ClusterView
+from kubernetes_mgmt.lab.manager import Lab
+from kubernetes_mgmt.remote.hostkeys import HostKeyStore
+from kubernetes_mgmt.remote.retry import poll
+from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
+
+pytestmark = pytest.mark.lab
+
+KUBEADM_CONFIG = """\
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+localAPIEndpoint:
+  advertiseAddress: {ip}
+nodeRegistration:
+  name: {name}
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+controlPlaneEndpoint: {ip}:6443
+networking:
+  podSubnet: 192.168.0.0/16
+  serviceSubnet: 10.96.0.0/12
+"""
+
+KEEPALIVED = """\
+vrrp_instance lab {{
+    state {state}
+    interface eth0
+    virtual_router_id 77
+    priority {priority}
+    advert_int 1
+    authentication {{
+        auth_type PASS
+        auth_pass {secret}
+    }}
+    virtual_ipaddress {{
+        {vip}/24
+    }}
+}}
+"""
+
+
+@pytest.fixture(scope='module')
+def small_lab():
+    from kubernetes_mgmt.lab.testing import new_lab_args, unavailable_reason
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    lab = Lab.up(masters=3, workers=2, **new_lab_args())
+    try:
+        yield lab
+    finally:
+        lab.down()
+
+
+@pytest.fixture
+def sessions(small_lab):
+    state = small_lab.state
+    login = Login(state.username, state.password)
+    with Sessions(HostKeyStore()) as pool:
+        yield lambda host: pool.get(Endpoint(host.ip, login,
+                                             label=host.name))
+
+
+def test_kubeadm_cluster_over_ssh_shares_one_state(small_lab, sessions):
+    master, worker = small_lab.state.hosts[0], small_lab.state.hosts[3]
+    for host in (master, worker):
+        sessions(host).run(['apt-get', 'install', '-y', 'containerd',
+                            'kubelet', 'kubeadm', 'kubectl'],
+                           step='install', sudo=True)
+    m = sessions(master)
+    m.upload(KUBEADM_CONFIG.format(ip=master.ip, name=master.name),
+             '/etc/kubernetes/kubeadm.yaml', step='config', sudo=True)
+    m.run(['kubeadm', 'init', '--config', '/etc/kubernetes/kubeadm.yaml'],
+          step='kubeadm init', sudo=True)
+    join = m.run(['kubeadm', 'token', 'create', '--print-join-command'],
+                 step='token', sudo=True).stdout.split()
+    sessions(worker).run([*join, '--node-name', worker.name],
+                         step='kubeadm join', sudo=True)
+
+    view = ClusterView(small_lab.state.cluster_dir)
+    roles = {n['metadata']['name']: sorted(n['metadata']['labels'])
+             for n in view.nodes()}
+    assert set(roles) == {master.name, worker.name}
+    assert 'node-role.kubernetes.io/control-plane' in roles[master.name]
+    assert 'node-role.kubernetes.io/control-plane' not in roles[worker.name]
+    listed = m.run(['kubectl', '--kubeconfig', '/etc/kubernetes/admin.conf',
+                    'get', 'nodes', '-o', 'name'], step='nodes', sudo=True)
+    assert sorted(listed.stdout.split()) == sorted(
+        f'node/{h.name}' for h in (master, worker))
+    # A worker has no admin credentials, as on a real cluster.
+    assert sessions(worker).run(['kubectl', 'get', 'nodes'], step='no conf',
+                                check=False).exit_status != 0
+
+
+def test_real_keepalived_puts_the_vip_on_exactly_one_master(small_lab,
+                                                            sessions):
+    state = small_lab.state
+    masters = [h for h in state.hosts if h.role == 'master']
+    for rank, host in enumerate(masters):
+        s = sessions(host)
+        s.run(['apt-get', 'install', '-y', 'keepalived'], step='install',
+              sudo=True)
+        s.upload(KEEPALIVED.format(
+            state='MASTER' if rank == 0 else 'BACKUP',
+            priority=100 - rank, secret='lab-vrrp', vip=state.vip),
+            '/etc/keepalived/keepalived.conf', step='keepalived.conf',
+            sudo=True, mode=0o600)
+        s.run(['systemctl', 'restart', 'keepalived'], step='start',
+              sudo=True)
+
+    def holders():
+        return [h.name for h in masters
+                if f' {state.vip}/' in small_lab.run_in_host(
+                    h.name, ['ip', '-br', 'addr', 'show', 'eth0']).stdout]
+
+    assert poll(holders, deadline=15, what='VIP assigned') == \
+        [masters[0].name]
+    sessions(masters[0]).run(['systemctl', 'stop', 'keepalived'],
+                             step='stop', sudo=True)
+    assert poll(lambda: holders() == [masters[1].name] and holders(),
+                deadline=15, what='VIP moved') == [masters[1].name]
