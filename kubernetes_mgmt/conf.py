@@ -26,9 +26,52 @@ ssh_opts = [
 ]
 
 orchestration_opts = [
-    cfg.IntOpt('max_parallel_hosts', default=10, min=1,
+    cfg.IntOpt('max_parallel_hosts', default=20, min=1,
                help='How many hosts are prepared or joined at the same '
                     'time. Control-plane joins always run one at a time.'),
+    cfg.IntOpt('node_ready_timeout', default=900, min=1,
+               help='Seconds to wait until every node reports Ready.'),
+]
+
+kubernetes_opts = [
+    cfg.StrOpt('kubernetes_version', default='1.37',
+               regex=r'^1\.[0-9]{2,3}$',
+               help='Kubernetes minor version to install (kubelet, kubeadm '
+                    'and kubectl from pkgs.k8s.io are pinned to it).'),
+    cfg.StrOpt('apt_repository_url',
+               help='Base URL of the Kubernetes apt repository (a mirror '
+                    'for sites without internet). Default: '
+                    'https://pkgs.k8s.io/core:/stable:/v<version>/deb/'),
+    cfg.StrOpt('apt_key_url',
+               help='URL of the repository signing key. Default: '
+                    '<apt_repository_url>Release.key'),
+    cfg.StrOpt('image_repository',
+               help='Registry that holds the control-plane images '
+                    '(kubeadm imageRepository), e.g. a local mirror.'),
+    cfg.ListOpt('registry_mirrors', default=[],
+                help='containerd registry mirrors as registry=url pairs, '
+                     'e.g. docker.io=https://mirror.example:5000'),
+    cfg.StrOpt('cni', default='calico', choices=['calico', 'flannel'],
+               help='Pod network add-on installed after kubeadm init.'),
+    cfg.StrOpt('cni_manifest',
+               help='Manifest of the pod network add-on: a URL, or a path '
+                    'inside the VNF package. Default: the pinned upstream '
+                    'manifest of the chosen CNI.'),
+    cfg.PortOpt('lb_port', default=16443,
+                help='Port HAProxy listens on for the API server in HA '
+                     'clusters (never 6443, which kube-apiserver uses).'),
+]
+
+tacker_opts = [
+    cfg.StrOpt('vnf_package_dir',
+               help='Read VNF package files (install script, manifests) '
+                    'from this directory instead of Tacker\'s unpacked '
+                    'package (lab and testing).'),
+    cfg.StrOpt('vim_registry', default='tacker', choices=['tacker', 'file'],
+               help='Where the cluster is registered as a VIM: Tacker\'s '
+                    'NFVO (in tacker-conductor) or a JSON file (lab).'),
+    cfg.StrOpt('vim_registry_file',
+               help='The JSON file used when vim_registry = file.'),
 ]
 
 heat_opts = [
@@ -40,15 +83,19 @@ heat_opts = [
 ]
 
 
+_ALL = (ssh_opts, orchestration_opts, kubernetes_opts, heat_opts,
+        tacker_opts)
+
+
 def register_opts(conf: cfg.ConfigOpts = cfg.CONF) -> None:
     group = cfg.OptGroup(GROUP, title='Kubernetes Mgmt Driver options')
     conf.register_group(group)
-    for opts in (ssh_opts, orchestration_opts, heat_opts):
+    for opts in _ALL:
         conf.register_opts(opts, group=group)
 
 
 def list_opts():
-    return [(GROUP, ssh_opts + orchestration_opts + heat_opts)]
+    return [(GROUP, [opt for opts in _ALL for opt in opts])]
 
 
 register_opts()
