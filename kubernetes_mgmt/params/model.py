@@ -30,6 +30,8 @@ class MasterParams(NodeGroupParams):
     pod_cidr: str = DEFAULT_POD_CIDR
     cluster_cidr: str = DEFAULT_SERVICE_CIDR  # the service CIDR
     cluster_fip_name: str | None = None
+    lb_port: int | None = None            # default: [kubernetes_mgmt]
+    virtual_router_id: int | None = None  # default: derived per cluster
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class ClusterParams:
     master: MasterParams
     worker: NodeGroupParams
     vim_name: str | None = None
+    kubernetes_version: str | None = None  # default: [kubernetes_mgmt]
     proxy: ProxyParams | None = None
     storage_server: StorageServerParams | None = None
     pv_registrations: tuple[PvRegistration, ...] = ()

@@ -40,6 +40,15 @@ def _object(properties: dict, required: list[str],
             'additionalProperties': False}
 
 
+def _integer(description: str, minimum: int, maximum: int,
+             not_: int | None = None) -> dict:
+    schema: dict[str, Any] = {'type': 'integer', 'minimum': minimum,
+                              'maximum': maximum, 'description': description}
+    if not_ is not None:
+        schema['not'] = {'const': not_}
+    return schema
+
+
 def _list_of(item: dict, description: str) -> dict:
     return {'type': 'array', 'minItems': 1, 'items': item,
             'description': description}
@@ -61,7 +70,11 @@ MASTER_NODE = _object(
      'cluster_cp_name': _text('name of the port of the cluster IP, '
                               'the VIP port in HA'),
      'cluster_fip_name': _text('name of the floating IP resource of the '
-                               'cluster IP')},
+                               'cluster IP'),
+     'lb_port': _integer('HAProxy port for the API server in HA, not '
+                         '6443', 1024, 65535, not_=6443),
+     'virtual_router_id': _integer('VRRP router id of the VIP; unique per '
+                                   'network', 1, 255)},
     [*_NODE_REQUIRED, 'cluster_cp_name'],
     'master node group')
 
@@ -107,6 +120,10 @@ PV_REGISTRATION = _object(
 CLUSTER_PARAM = _object(
     {'script_path': _text('path of the install script in the VNF package'),
      'vim_name': _text('name of the VIM to register', max_length=255),
+     'kubernetes_version': {'type': 'string',
+                            'pattern': r'^1\.[0-9]{2,3}$',
+                            'description': 'Kubernetes minor version, '
+                                           'e.g. 1.37'},
      'master_node': MASTER_NODE,
      'worker_node': WORKER_NODE,
      'proxy': PROXY,
@@ -201,6 +218,14 @@ def _translate(error: SchemaError) -> list[Finding]:
     if kind == 'minItems':
         return [(where, 'must be a list with at least '
                  f'{error.validator_value} entry' + _hint(error.schema))]
+    if kind in ('minimum', 'maximum'):
+        return [(where, f'must be between {error.schema["minimum"]} and '
+                 f'{error.schema["maximum"]}' + _hint(error.schema))]
+    if kind == 'not':
+        return [(where, 'must not be '
+                 f'{error.validator_value["const"]}' + _hint(error.schema))]
+    if kind == 'pattern':
+        return [(where, 'has the wrong format' + _hint(error.schema))]
     # Not reached with the schemas above; kept generic and value-free.
     return [(where, f'does not satisfy "{kind}"')]
 

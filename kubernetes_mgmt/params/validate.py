@@ -264,6 +264,7 @@ def _build(param: dict) -> model.ClusterParams:
         master=_master(param['master_node']),
         worker=_worker(param['worker_node']),
         vim_name=param.get('vim_name'),
+        kubernetes_version=param.get('kubernetes_version'),
         proxy=model.ProxyParams(**proxy) if proxy is not None else None,
         storage_server=_storage(storage) if storage is not None else None,
         pv_registrations=tuple(model.PvRegistration(**entry) for entry
@@ -282,6 +283,8 @@ def _master(node: dict) -> model.MasterParams:
         pod_cidr=node.get('pod_cidr', model.DEFAULT_POD_CIDR),
         cluster_cidr=node.get('cluster_cidr', model.DEFAULT_SERVICE_CIDR),
         cluster_fip_name=node.get('cluster_fip_name'),
+        lb_port=node.get('lb_port'),
+        virtual_router_id=node.get('virtual_router_id'),
     )
 
 

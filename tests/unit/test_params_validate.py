@@ -177,6 +177,14 @@ def test_unusual_but_valid_values(path, value):
 # (case id, path to change, new value, path expected in the problems,
 #  fragment of its message)
 MALFORMED = [
+    ('lb-port-6443', f'{M}.lb_port', 6443, f'{M}.lb_port',
+     'must not be 6443'),
+    ('lb-port-string', f'{M}.lb_port', '16443', f'{M}.lb_port',
+     'must be an integer'),
+    ('vrid-zero', f'{M}.virtual_router_id', 0, f'{M}.virtual_router_id',
+     'must be between 1 and 255'),
+    ('k8s-version-v-prefix', f'{K}.kubernetes_version', 'v1.37',
+     f'{K}.kubernetes_version', 'has the wrong format'),
     ('pod-cidr-garbage', f'{M}.pod_cidr', 'abc', f'{M}.pod_cidr',
      "'abc' is not a valid CIDR"),
     ('service-cidr-prefix', f'{M}.cluster_cidr', '10.0.0.0/33',
