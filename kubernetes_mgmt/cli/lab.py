@@ -139,5 +139,6 @@ def _host_table(hosts, sshd: dict[str, bool] | None) -> str:
             row += ('up' if sshd[h.name] else 'down',)
         rows.append(row)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return '\n'.join('  '.join(c.ljust(w) for c, w in zip(r, widths))
+    return '\n'.join('  '.join(c.ljust(w)
+                               for c, w in zip(r, widths, strict=True))
                      .rstrip() for r in rows)

@@ -13,9 +13,9 @@ import secrets
 import shutil
 import string
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.lab import (
@@ -79,7 +79,8 @@ def parallel(fn: Callable[[T], R], items: Iterable[T],
     with ThreadPoolExecutor(min(MAX_PARALLEL, len(items))) as pool:
         futures = [pool.submit(fn, item) for item in items]
     errors = [f'{what(item)}: {f.exception()}'
-              for item, f in zip(items, futures) if f.exception()]
+              for item, f in zip(items, futures, strict=True)
+              if f.exception()]
     if errors:
         raise LabError('; '.join(errors))
     return [f.result() for f in futures]

@@ -48,7 +48,7 @@ def for_each(items: Sequence[T], step: Callable[[T], R], *, phase: str,
         futures = [pool.submit(step, item) for item in items]
     results: list[R] = []
     failures: list[tuple[str, BaseException]] = []
-    for item, future in zip(items, futures):
+    for item, future in zip(items, futures, strict=True):
         error = future.exception()
         if error is None:
             results.append(future.result())

@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from typing import Union
 
-Part = Union[str, int]
+Part = str | int
 Path = tuple[Part, ...]
 
 ROOT_LABEL = '(request body)'

@@ -6,8 +6,8 @@ before any VM is contacted.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, Callable, NamedTuple, Optional
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.errors import Problem, ValidationError
@@ -24,7 +24,7 @@ from kubernetes_mgmt.params.schema import (
 __all__ = ['parse_cluster_params', 'parse_instantiate_request',
            'read_stored_params']
 
-Check = Callable[[str], Optional[str]]
+Check = Callable[[str], str | None]
 
 _STORAGE = ('storage_server',)
 _VOLUMES = (*_STORAGE, 'cinder_volume_setup_params', '*')

@@ -12,9 +12,10 @@ import ast
 import dataclasses
 import ipaddress
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from heatclient import exc as heat_exc
 

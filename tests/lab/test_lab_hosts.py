@@ -350,7 +350,7 @@ def test_recreate_stack_replaces_every_host(lab_args):
         before = lab.state
         after = lab.recreate_stack()
         assert after.stack_id != before.stack_id
-        for old, new in zip(before.hosts, after.hosts):
+        for old, new in zip(before.hosts, after.hosts, strict=False):
             assert (new.name, new.ip) == (old.name, old.ip)
             assert new.server_id != old.server_id
             assert new.member_stack_id != old.member_stack_id

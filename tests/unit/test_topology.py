@@ -101,7 +101,8 @@ def test_floating_ips_for_ssh_and_cluster(state_path):
 def test_members_follow_creation_order_not_names(state_path):
     state = make_state(state_path, workers=3)
     # member names sort the other way round than the hosts were created
-    for host, name in zip(state.hosts[1:], ('zzz', 'mmm', 'aaa')):
+    for host, name in zip(state.hosts[1:], ('zzz', 'mmm', 'aaa'),
+                          strict=True):
         host.member_name = name
     lab_state.save(state, state_path)
     topology, _ = _read(state_path, params())

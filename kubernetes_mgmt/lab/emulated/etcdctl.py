@@ -95,7 +95,7 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
 
     def fmt(row):
         return '|' + '|'.join(f' {c:^{w}} ' for c, w in
-                              zip(row, widths)) + '|'
+                              zip(row, widths, strict=False)) + '|'
     return '\n'.join([line, fmt(head), line, *map(fmt, rows), line])
 
 

@@ -151,7 +151,7 @@ def _labels(obj: dict) -> str:
 def _align(rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return '\n'.join('   '.join(c.ljust(w) for c, w in
-                                zip(row, widths)).rstrip()
+                                zip(row, widths, strict=False)).rstrip()
                      for row in rows)
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from kubernetes_mgmt.lab.emulated import faults, packages, store
 from kubernetes_mgmt.lab.emulated.config import LabConfig

@@ -9,8 +9,8 @@ from __future__ import annotations
 import hmac
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 from urllib.parse import urlencode
 
 from kubernetes_mgmt import redact
