@@ -14,8 +14,31 @@ METADATA_KEY = 'kubernetes_mgmt'
 
 
 @dataclass
+class NodeRecord:
+    name: str
+    role: str
+    ip: str
+
+
+@dataclass
 class DriverState:
     host_keys: dict[str, str] = field(default_factory=dict)
+    # Nova server id -> the Kubernetes node it became.
+    nodes: dict[str, dict] = field(default_factory=dict)
+    first_master: str | None = None     # server id
+    control_plane_endpoint: str | None = None
+    auth_url: str | None = None
+    vim_id: str | None = None
+    vim_name: str | None = None
+    lb_port: int | None = None
+    vrrp_router_id: int | None = None
+
+    def node(self, server_id: str) -> NodeRecord | None:
+        data = self.nodes.get(server_id)
+        return NodeRecord(**data) if data else None
+
+    def remember_node(self, server_id: str, record: NodeRecord) -> None:
+        self.nodes[server_id] = dataclasses.asdict(record)
 
     @classmethod
     def from_dict(cls, data: dict) -> DriverState:

@@ -76,6 +76,9 @@ class SshSession:
         self._sftp: paramiko.SFTPClient | None = None
         self._sudo_needs_password: bool | None = None
         self._lock = threading.Lock()
+        # Time spent waiting for remote commands (benchmarks, progress).
+        self.command_seconds = 0.0
+        self._stats_lock = threading.Lock()
 
     # -- commands ---------------------------------------------------------
 
@@ -156,6 +159,7 @@ class SshSession:
             raise ConnectError(self.endpoint.name, step,
                                'SSH connection is closed')
         chan = transport.open_session(timeout=limit)
+        started = time.monotonic()
         try:
             chan.exec_command(command)
             if stdin:
@@ -169,6 +173,8 @@ class SshSession:
                 f'{redact.redact(command)[:200]}') from None
         finally:
             chan.close()
+            with self._stats_lock:
+                self.command_seconds += time.monotonic() - started
         result = Result(status, _text(out), _text(err))
         if check and status != 0:
             raise CommandFailed(self.endpoint.name, step, status,
@@ -372,6 +378,12 @@ class Sessions:
                                          None)
         if session is not None:
             session.close()
+
+    def command_seconds(self) -> dict[str, float]:
+        """Seconds spent in remote commands so far, by host address."""
+        with self._guard:
+            return {address: session.command_seconds
+                    for (address, _), session in self._sessions.items()}
 
     def close(self) -> None:
         with self._guard:

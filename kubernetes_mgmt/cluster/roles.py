@@ -1,0 +1,99 @@
+"""Configuration of each install-script role, from the cluster plan.
+
+Keys are the script's contract (see scripts/install_k8s_cluster.sh).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kubernetes_mgmt.cluster.plan import ClusterPlan, Node
+from kubernetes_mgmt.cluster.script import ConfigValue
+from kubernetes_mgmt.conf import CONF
+
+REMOTE_CNI_MANIFEST = '/var/lib/kubernetes-mgmt/cni.yaml'
+
+Config = dict[str, ConfigValue]
+
+
+@dataclass(frozen=True)
+class JoinSecrets:
+    token: str = field(repr=False)
+    certificate_key: str = field(repr=False)
+    ca_cert_hash: str = ''
+
+
+def _base(node: Node) -> Config:
+    return {'NODE_NAME': node.name, 'NODE_IP': node.ip,
+            'DEADLINE': CONF.kubernetes_mgmt.install_timeout}
+
+
+def prepare(plan: ClusterPlan, node: Node) -> Config:
+    conf = CONF.kubernetes_mgmt
+    proxy = plan.params.proxy
+    return {
+        **_base(node),
+        'K8S_VERSION': plan.kubernetes_version,
+        'K8S_APT_REPO': conf.apt_repository_url,
+        'K8S_APT_KEY_URL': conf.apt_key_url,
+        'HTTP_PROXY': proxy.http_proxy if proxy else None,
+        'HTTPS_PROXY': proxy.https_proxy if proxy else None,
+        'NO_PROXY': plan.no_proxy if proxy else None,
+        'REGISTRY_MIRRORS': ','.join(conf.registry_mirrors) or None,
+        'HOSTS': ','.join(f'{n.ip}={n.name}' for n in plan.nodes),
+    }
+
+
+def load_balancer(plan: ClusterPlan, node: Node, rank: int,
+                  vrrp_password: str) -> Config:
+    others = [m.ip for m in plan.masters if m is not node]
+    return {
+        **_base(node),
+        'LB_PORT': plan.lb_port,
+        'LB_BACKENDS': ','.join(f'{m.name}={m.ip}' for m in plan.masters),
+        'VIP': plan.topology.cluster_ip,
+        'VIP_PREFIX': plan.topology.cluster_prefixlen or 32,
+        'VRRP_ROUTER_ID': plan.vrrp_router_id,
+        # One MASTER, then BACKUPs by descending priority.
+        'VRRP_PRIORITY': 150 - rank,
+        'VRRP_STATE': 'MASTER' if rank == 0 else 'BACKUP',
+        'VRRP_PASSWORD': vrrp_password,
+        'VRRP_PEERS': ','.join(others),
+    }
+
+
+def init(plan: ClusterPlan, node: Node, secrets: JoinSecrets) -> Config:
+    conf = CONF.kubernetes_mgmt
+    cni = plan.cni
+    sans = [plan.topology.cluster_ip, plan.topology.cluster_fip]
+    return {
+        **_base(node),
+        'K8S_VERSION': plan.kubernetes_version,
+        'CONTROL_PLANE_ENDPOINT': plan.control_plane_endpoint,
+        'POD_CIDR': plan.params.master.pod_cidr,
+        'SERVICE_CIDR': plan.params.master.cluster_cidr,
+        'API_CERT_SANS': ','.join(s for s in sans if s),
+        'BOOTSTRAP_TOKEN': secrets.token,
+        'CERTIFICATE_KEY': secrets.certificate_key,
+        'IMAGE_REPOSITORY': conf.image_repository,
+        'CNI': cni.name,
+        'CNI_MANIFEST': cni.url or REMOTE_CNI_MANIFEST,
+    }
+
+
+def refresh_join(node: Node, secrets: JoinSecrets) -> Config:
+    return {**_base(node), 'BOOTSTRAP_TOKEN': secrets.token,
+            'CERTIFICATE_KEY': secrets.certificate_key}
+
+
+def join(plan: ClusterPlan, node: Node, secrets: JoinSecrets,
+         control_plane: bool) -> Config:
+    config = {
+        **_base(node),
+        'CONTROL_PLANE_ENDPOINT': plan.control_plane_endpoint,
+        'BOOTSTRAP_TOKEN': secrets.token,
+        'CA_CERT_HASH': secrets.ca_cert_hash,
+    }
+    if control_plane:
+        config['CERTIFICATE_KEY'] = secrets.certificate_key
+    return config
+

@@ -1,0 +1,88 @@
+"""instantiate_end: from the VNF's VMs to a registered Kubernetes VIM."""
+from __future__ import annotations
+
+from typing import Any
+
+from kubernetes_mgmt import instance_state, redact, tacker_objects
+from kubernetes_mgmt.cluster.admin_account import AdminCredentials
+from kubernetes_mgmt.cluster.plan import ClusterPlan, build_plan
+from kubernetes_mgmt.conf import CONF
+from kubernetes_mgmt.instance_state import DriverState, NodeRecord
+from kubernetes_mgmt.orchestration.cluster_setup import ClusterSetup
+from kubernetes_mgmt.orchestration.progress import Progress
+from kubernetes_mgmt.package import package_dir
+from kubernetes_mgmt.params.model import ClusterParams
+from kubernetes_mgmt.remote.hostkeys import HostKeyStore
+from kubernetes_mgmt.remote.ssh import Sessions
+from kubernetes_mgmt.topology.heat import read_topology
+from kubernetes_mgmt.topology.heat_client import heat_client_for
+from kubernetes_mgmt.vim.connection import add_vim_connection
+from kubernetes_mgmt.vim.model import VimRecord, VimSpec
+from kubernetes_mgmt.vim.registry import registry_for
+
+LOG = redact.get_logger(__name__)
+
+
+def host_keys(state: DriverState,
+              replacing: set[str] | None = None) -> HostKeyStore:
+    return HostKeyStore(known=dict(state.host_keys),
+                        replacing=set(replacing or ()),
+                        checking=CONF.kubernetes_mgmt.host_key_checking)
+
+
+def instantiate(context: Any, vnf_instance: Any, params: ClusterParams,
+                vnf: dict | None = None) -> Progress:
+    """Install the cluster, register it as a VIM, remember what later
+    hooks need. Returns the timing of the phases."""
+    instance_id = tacker_objects.instance_id(vnf_instance)
+    progress = Progress('instantiate', instance_id)
+    with progress.phase('read topology'):
+        heat = heat_client_for(vnf_instance, context)
+        topology = read_topology(
+            heat, tacker_objects.stack_id(vnf_instance, vnf), params)
+        plan = build_plan(instance_id, params, topology,
+                          package_dir(context, vnf_instance))
+    LOG.info('instance %s: %d master(s), %d worker(s), endpoint %s',
+             instance_id, len(plan.masters), len(plan.workers),
+             plan.control_plane_endpoint)
+    state = instance_state.load(vnf_instance)
+    keys = host_keys(state)
+    try:
+        with Sessions(keys) as sessions:
+            progress.sessions = sessions
+            admin = ClusterSetup(plan, sessions, progress).build()
+    finally:
+        # Keep what was learnt even when a phase failed: a re-run then
+        # checks the same host keys.
+        state.host_keys = dict(keys.known)
+        _remember_cluster(state, plan)
+        instance_state.save(vnf_instance, state)
+    with progress.phase('register VIM', plan.vim_name):
+        record = register_vim(context, vnf_instance, plan, admin)
+    state.vim_id, state.vim_name = record.id, record.name
+    instance_state.save(vnf_instance, state)
+    LOG.info('%s', progress.summary())
+    return progress
+
+
+def register_vim(context: Any, vnf_instance: Any, plan: ClusterPlan,
+                 admin: AdminCredentials) -> VimRecord:
+    spec = VimSpec(name=plan.vim_name, auth_url=plan.auth_url,
+                   bearer_token=admin.bearer_token,
+                   ssl_ca_cert=admin.ca_cert,
+                   description=f'Kubernetes cluster of VNF instance '
+                               f'{plan.instance_id}')
+    record = registry_for().register(context, spec)
+    add_vim_connection(vnf_instance, record)
+    return record
+
+
+def _remember_cluster(state: DriverState, plan: ClusterPlan) -> None:
+    for node in plan.nodes:
+        state.remember_node(node.host.server_id, NodeRecord(
+            name=node.name, role=node.host.role.value, ip=node.ip))
+    state.first_master = plan.first_master.host.server_id
+    state.control_plane_endpoint = plan.control_plane_endpoint
+    state.auth_url = plan.auth_url
+    state.lb_port = plan.lb_port if plan.ha else None
+    state.vrrp_router_id = plan.vrrp_router_id if plan.ha else None

@@ -1,0 +1,179 @@
+"""instantiate_end against the lab, with Tacker-shaped objects.
+
+Real: SSH, the Heat API (through python-heatclient), the install script,
+HAProxy and keepalived. Emulated: the Kubernetes binaries.
+"""
+import base64
+import json
+import ssl
+import urllib.request
+
+import pytest
+
+from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.lab import driving
+from kubernetes_mgmt.lab.emulated import ClusterView, inject_fault
+from kubernetes_mgmt.lab.manager import Lab
+from kubernetes_mgmt.lab.testing import new_lab_args, unavailable_reason
+from kubernetes_mgmt.remote.retry import poll
+
+pytestmark = pytest.mark.lab
+
+
+def _lab(masters: int, workers: int):
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    lab = Lab.up(masters=masters, workers=workers, **new_lab_args())
+    return lab
+
+
+@pytest.fixture(scope='module')
+def simple():
+    lab = _lab(1, 2)
+    try:
+        with driving.driver_options(lab):
+            request, instance = driving.new_instance(lab)
+            driving.instantiate_end(request, instance)
+            yield lab, instance
+    finally:
+        lab.down()
+
+
+@pytest.fixture(scope='module')
+def ha():
+    lab = _lab(3, 2)
+    try:
+        with driving.driver_options(lab):
+            request, instance = driving.new_instance(lab)
+            driving.instantiate_end(request, instance)
+            yield lab, instance
+    finally:
+        lab.down()
+
+
+def nodes_by_role(lab):
+    view = ClusterView(lab.state.cluster_dir)
+    result = {}
+    for node in view.nodes():
+        labels = node['metadata'].get('labels', {})
+        role = ('master' if 'node-role.kubernetes.io/control-plane'
+                in labels else 'worker')
+        ready = any(c['type'] == 'Ready' and c['status'] == 'True'
+                    for c in node['status']['conditions'])
+        address = next(a['address'] for a in node['status']['addresses']
+                       if a['type'] == 'InternalIP')
+        result[address] = (role, ready)
+    return result
+
+
+def registered_vims(lab):
+    with open(f'{lab.root}/vims.json', encoding='utf-8') as f:
+        data = json.load(f)
+    return data['vims'] if isinstance(data, dict) and 'vims' in data \
+        else data
+
+
+def assert_cluster_and_vim(lab, instance, auth_url):
+    expected = {h.ip: (h.role, True) for h in lab.state.hosts}
+    assert nodes_by_role(lab) == expected
+    vims = registered_vims(lab)
+    assert len(vims) == 1
+    vim = vims[0] if isinstance(vims, list) else next(iter(vims.values()))
+    assert vim['auth_url'] == auth_url
+    view = ClusterView(lab.state.cluster_dir)
+    tokens = [s for s in view.secrets()
+              if s.get('type') == 'kubernetes.io/service-account-token']
+    assert any(base64.b64decode(s['data']['token']).decode()
+               == vim['bearer_token'] for s in tokens)
+    ca = lab.host_path(lab.state.hosts[0].name, '/etc/kubernetes/pki/ca.crt')
+    with open(ca, encoding='utf-8') as f:
+        assert vim['ssl_ca_cert'] == f.read()
+    kube = [c for c in instance.vim_connection_info
+            if c.vim_type == 'kubernetes']
+    assert len(kube) == 1 and kube[0].vim_id == vim['id']
+    assert kube[0].access_info == {'auth_url': auth_url}
+
+
+def test_simple_cluster_is_installed_and_registered(simple):
+    lab, instance = simple
+    master = lab.state.hosts[0]
+    assert_cluster_and_vim(lab, instance, f'https://{master.ip}:6443')
+    stored = instance.vnf_metadata['kubernetes_mgmt']
+    assert stored['control_plane_endpoint'] == f'{master.ip}:6443'
+    assert len(stored['nodes']) == 3 and len(stored['host_keys']) == 3
+
+
+def test_ha_cluster_is_installed_and_registered(ha):
+    lab, instance = ha
+    assert_cluster_and_vim(lab, instance, f'https://{lab.state.vip}:16443')
+
+
+def _vip_holders(lab):
+    masters = [h for h in lab.state.hosts if h.role == 'master']
+    return [h.name for h in masters
+            if f' {lab.state.vip}/' in lab.run_in_host(
+                h.name, ['ip', '-o', '-4', 'addr', 'show']).stdout]
+
+
+def _healthz_through_vip(lab) -> str:
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    url = f'https://{lab.state.vip}:16443/healthz'
+    with urllib.request.urlopen(url, context=context,
+                                timeout=5) as reply:
+        return reply.read().decode()
+
+
+def test_vip_fails_over_when_haproxy_stops(ha):
+    lab, _ = ha
+    holders = poll(_vip_holders, deadline=15, what='VIP held')
+    assert len(holders) == 1
+    assert _healthz_through_vip(lab) == 'ok'
+    for host in lab.state.hosts:
+        if host.role == 'master':
+            check = lab.run_in_host(host.name, [
+                'haproxy', '-c', '-f', '/etc/haproxy/haproxy.cfg'])
+            assert check.returncode == 0, check.stderr
+            check = lab.run_in_host(host.name, [
+                'keepalived', '-t', '-f', '/etc/keepalived/keepalived.conf'])
+            assert check.returncode == 0, check.stderr
+
+    lab.run_in_host(holders[0], ['systemctl', 'stop', 'haproxy'])
+    moved = poll(lambda: [h for h in _vip_holders(lab) if h != holders[0]],
+                 deadline=10, what='VIP moved to another master')
+    assert len(moved) == 1
+    assert poll(lambda: _healthz_through_vip(lab) == 'ok', deadline=10,
+                what='API through the VIP')
+    lab.run_in_host(holders[0], ['systemctl', 'start', 'haproxy'])
+
+
+def test_failed_join_names_host_and_step_and_rerun_completes():
+    lab = _lab(1, 2)
+    try:
+        with driving.driver_options(lab):
+            victim = lab.state.hosts[2]
+            inject_fault(lab.state.cluster_dir, victim.name, 'kubeadm join',
+                         'injected: connection reset')
+            request, instance = driving.new_instance(lab)
+            with pytest.raises(MgmtDriverError) as info:
+                driving.instantiate_end(request, instance)
+            message = str(info.value)
+            assert f'@{victim.ip}] join-worker' in message
+            assert 'injected: connection reset' in message
+            view = ClusterView(lab.state.cluster_dir)
+            before = len(view.events())
+
+            driving.instantiate_end(request, instance)
+            assert nodes_by_role(lab) == {
+                h.ip: (h.role, True) for h in lab.state.hosts}
+            redone = [e for e in view.events()[before:]]
+            commands = [(e['host'], ' '.join(e['argv'][:2]))
+                        for e in redone]
+            assert ('master-0', 'kubeadm init') not in commands
+            assert not [c for c in commands if c[1] == 'apt-get install']
+            joins = [h for h, c in commands if c == 'kubeadm join']
+            assert joins == [victim.name]
+    finally:
+        lab.down()
