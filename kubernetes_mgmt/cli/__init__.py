@@ -12,6 +12,7 @@ import sys
 _SUBCOMMAND_MODULES = (
     'kubernetes_mgmt.cli.validate',
     'kubernetes_mgmt.cli.lab',
+    'kubernetes_mgmt.cli.demo',
 )
 
 

@@ -189,6 +189,9 @@ class Lab:
         os.makedirs(state.cluster_dir, exist_ok=True)
         # Shared by root and the login user of every host (see store.py).
         os.chmod(state.cluster_dir, 0o777)  # noqa: S103
+        if state.install_delay:
+            from kubernetes_mgmt.lab.emulated import set_install_delay
+            set_install_delay(state.cluster_dir, state.install_delay)
         namespaces.prepare_ns_dir(self._layout.ns_dir)
         for disk in (self._layout.image, self._layout.hosts_dir):
             namespaces.mount_tmpfs(disk, f'{state.name}-disk')

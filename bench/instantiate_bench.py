@@ -1,0 +1,61 @@
+"""Benchmark: instantiate wall time against the number of workers.
+
+Runs in the lab (root needed) with a fixed emulated install time per node,
+for 1 master + W workers, W in (1, 4, 16). Prints, per W: wall time,
+wall(W)/wall(1), SSH connections per host, the critical path of remote
+work, and the driver's own overhead (wall time minus that critical path).
+
+    sudo python bench/instantiate_bench.py [--install-delay 10]
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+
+from kubernetes_mgmt.lab import driving
+from kubernetes_mgmt.lab.manager import Lab
+from kubernetes_mgmt.lab.testing import new_lab_args
+from kubernetes_mgmt.orchestration.instantiate import instantiate
+from kubernetes_mgmt.params.validate import parse_cluster_params
+
+
+def measure(workers: int, install_delay: float) -> dict:
+    lab = Lab.up(masters=1, workers=workers, install_delay=install_delay,
+                 **new_lab_args())
+    try:
+        with driving.driver_options(lab, max_parallel_hosts=workers + 1):
+            request, instance = driving.new_instance(lab)
+            params = parse_cluster_params(request.additional_params)
+            started = time.monotonic()
+            progress = instantiate(None, instance, params)
+            wall = time.monotonic() - started
+        accepts = [lab.ssh_accepts(h.name) for h in lab.state.hosts]
+    finally:
+        lab.down()
+    return {'workers': workers, 'wall': wall,
+            'remote': progress.remote_critical_seconds,
+            'overhead': wall - progress.remote_critical_seconds,
+            'ssh_min': min(accepts), 'ssh_max': max(accepts)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--install-delay', type=float, default=10.0)
+    parser.add_argument('--workers', type=int, nargs='+',
+                        default=[1, 4, 16])
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    rows = [measure(w, args.install_delay) for w in args.workers]
+    base = rows[0]['wall']
+    print(f'install delay per node: {args.install_delay:g} s')
+    print(f'{"W":>3} {"wall s":>8} {"ratio":>6} {"remote s":>9} '
+          f'{"overhead s":>10} {"ssh/host":>9}')
+    for r in rows:
+        print(f'{r["workers"]:>3} {r["wall"]:>8.1f} {r["wall"] / base:>6.2f} '
+              f'{r["remote"]:>9.1f} {r["overhead"]:>10.2f} '
+              f'{r["ssh_min"]:>4}-{r["ssh_max"]}')
+
+
+if __name__ == '__main__':
+    main()
