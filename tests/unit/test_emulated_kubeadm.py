@@ -125,6 +125,31 @@ def test_nodes_deserialize_with_kubernetes_client(lab):
     assert node.status.node_info.kubelet_version == 'v1.31.4'
 
 
+def test_init_can_withhold_token_and_certificate_key(lab):
+    """--skip-token-print / --skip-certificate-key-print: kubeadm prints
+    "<value withheld>" instead of the secrets."""
+    m0 = lab('master-0', 10)
+    cfg = m0.path('/etc/kubeadm/init.yaml')
+    os.makedirs(os.path.dirname(cfg), exist_ok=True)
+    token, key = 'abcdef.0123456789abcdef', 'ab' * 32
+    with open(cfg, 'w', encoding='utf-8') as f:
+        # The InitConfiguration of HA_CONFIG, with a token and a key.
+        f.write(HA_CONFIG.format(ip=m0.ip).replace(
+            'kind: InitConfiguration\n',
+            f'kind: InitConfiguration\nbootstrapTokens:\n  - token: {token}\n'
+            f'certificateKey: "{key}"\n', 1))
+    out = m0.run('kubeadm', 'init', '--config', '/etc/kubeadm/init.yaml',
+                 '--upload-certs', '--skip-token-print',
+                 '--skip-certificate-key-print', check=True)
+    text = out.stdout + out.stderr
+    assert token not in text and key not in text
+    assert '--token <value withheld>' in text
+    assert '--certificate-key <value withheld>' in text
+    assert '"kubeadm-certs"' in text
+    assert [t['token'] for t in ClusterView(lab.cluster_dir).tokens()] == \
+        [token]
+
+
 def test_second_init_is_refused(lab):
     m0, m1 = lab('master-0', 10), lab('master-1', 11)
     m0.run('kubeadm', 'init', check=True)

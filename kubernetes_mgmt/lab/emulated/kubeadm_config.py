@@ -58,6 +58,8 @@ class InitSettings(NodeSettings):
     token: str | None = None
     token_ttl: float = tokens.DEFAULT_TTL
     upload_certs: bool = False
+    skip_token_print: bool = False
+    skip_certificate_key_print: bool = False
 
 
 @dataclass

@@ -40,6 +40,8 @@ FLAGS = [
 MIXABLE = {'config', 'ignore-preflight-errors', 'upload-certs',
            'skip-phases', 'skip-token-print', 'skip-certificate-key-print',
            'certificate-key', 'patches', 'dry-run', 'v', 'kubeconfig'}
+# What kubeadm prints instead of a secret it was told not to print.
+WITHHELD = '<value withheld>'
 DNS_TOLERATIONS = [
     {'key': 'CriticalAddonsOnly', 'operator': 'Exists'},
     {'key': objects.CONTROL_PLANE_LABEL, 'effect': 'NoSchedule'}]
@@ -72,6 +74,9 @@ def settings_from(ctx: Context, opts: Parsed) -> kconf.InitSettings:
         s.cert_sans = _csv([opts.get('apiserver-cert-extra-sans') or ''])
         kconf.check_init_flags(s)
     s.upload_certs = bool(opts.get('upload-certs'))
+    s.skip_token_print = bool(opts.get('skip-token-print'))
+    s.skip_certificate_key_print = bool(
+        opts.get('skip-certificate-key-print'))
     s.certificate_key = opts.get('certificate-key') or s.certificate_key
     s.ignore_preflight |= set(_csv(opts.list('ignore-preflight-errors')))
     s.skip_phases += _csv(opts.list('skip-phases'))
@@ -191,6 +196,11 @@ def register_control_plane(state: dict, ctx: Context, name: str,
 
 def _print_joins(ctx: Context, s: kconf.InitSettings, token: str,
                  ca_hash: str, cert_key: str | None) -> None:
+    # kubeadm's --skip-token-print / --skip-certificate-key-print.
+    if s.skip_token_print:
+        token = WITHHELD
+    if cert_key and s.skip_certificate_key_print:
+        cert_key = WITHHELD
     base = (f'kubeadm join {_endpoint(s)} --token {token} \\\n'
             f'\t--discovery-token-ca-cert-hash {ca_hash}')
     ctx.out('\nYour Kubernetes control-plane has initialized '
@@ -258,7 +268,8 @@ def run_init(ctx: Context, opts: Parsed) -> int:
         cluster.reconcile(state)
     if cert_key:
         ctx.out('[upload-certs] Storing the certificates in Secret '
-                '"kubeadm-certs" in the "kube-system" Namespace\n'
-                f'[upload-certs] Using certificate key:\n{cert_key}')
+                '"kubeadm-certs" in the "kube-system" Namespace')
+        if not s.skip_certificate_key_print:
+            ctx.out(f'[upload-certs] Using certificate key:\n{cert_key}')
     _print_joins(ctx, s, token, pki.ca_hash(ca), cert_key)
     return 0

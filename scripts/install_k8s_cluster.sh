@@ -1,0 +1,948 @@
+#!/usr/bin/env bash
+# install_k8s_cluster.sh - make an Ubuntu VM a Kubernetes node with kubeadm.
+#
+# Usage: install_k8s_cluster.sh ROLE CONFIG
+#   ROLE    prepare | lb | init | join-master | join-worker | refresh-join
+#   CONFIG  file of KEY=VALUE lines ("-": stdin). Blank lines and "#"
+#           comments are allowed. Nothing is evaluated: every value must
+#           match a strict pattern, unknown keys and keys another role uses
+#           are errors; an empty value counts as not given.
+#
+# Keys (* = required). Every role: NODE_NAME*, NODE_IP*, DEADLINE (seconds
+# for every wait, default 600).
+#   prepare      K8S_VERSION* (minor, e.g. 1.37), K8S_APT_REPO, K8S_APT_KEY_URL,
+#                HTTP_PROXY, HTTPS_PROXY, NO_PROXY, REGISTRY_MIRRORS
+#                (registry=url,...), HOSTS (ip=name,... of all nodes)
+#   lb           LB_BACKENDS* (name=ip,... of every master), VIP*, VIP_PREFIX*,
+#                VRRP_ROUTER_ID*, VRRP_PRIORITY*, VRRP_STATE*, VRRP_PASSWORD*,
+#                VRRP_PEERS* (the other masters' IPs), LB_PORT (16443)
+#   init         K8S_VERSION*, CONTROL_PLANE_ENDPOINT* (host:port), POD_CIDR*,
+#                SERVICE_CIDR*, BOOTSTRAP_TOKEN*, CNI* (calico|flannel),
+#                CNI_MANIFEST* (URL or absolute path), CERTIFICATE_KEY (then
+#                the certificates are uploaded for master joins),
+#                IMAGE_REPOSITORY, API_CERT_SANS (ip-or-name,...),
+#                HTTP_PROXY, HTTPS_PROXY, NO_PROXY (to download the manifest)
+#   join-master  CONTROL_PLANE_ENDPOINT*, BOOTSTRAP_TOKEN*, CA_CERT_HASH*,
+#                CERTIFICATE_KEY*
+#   join-worker  CONTROL_PLANE_ENDPOINT*, BOOTSTRAP_TOKEN*, CA_CERT_HASH*
+#   refresh-join BOOTSTRAP_TOKEN*, CERTIFICATE_KEY
+# Output: init and refresh-join print one line CA_CERT_HASH=sha256:<hex> on
+# stdout; progress ("[role] step") and errors ("ERROR [role/step]: ...") go
+# to stderr. Every role is idempotent: a second run changes nothing.
+# Needs kubeadm >= 1.31 (configuration kubeadm.k8s.io/v1beta4) and IPv4.
+set -Eeuo pipefail
+shopt -s inherit_errexit lastpipe
+umask 022
+export LC_ALL=C DEBIAN_FRONTEND=noninteractive
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+readonly STATE_DIR=/var/lib/kubernetes-mgmt
+readonly ADMIN_CONF=/etc/kubernetes/admin.conf
+readonly CRI_SOCKET=unix:///var/run/containerd/containerd.sock
+readonly KEYRING=/etc/apt/keyrings/kubernetes-apt-keyring.gpg
+readonly CERTS_D=/etc/containerd/certs.d
+readonly CHECK_SCRIPT=/etc/keepalived/check_apiserver_lb.sh
+readonly MANAGED='Managed by kubernetes-mgmt (install_k8s_cluster.sh): local changes are overwritten.'
+readonly HOSTS_BEGIN='# BEGIN kubernetes-mgmt nodes'
+readonly HOSTS_END='# END kubernetes-mgmt nodes'
+
+ROLE=install STEP=arguments CHANGED=0 WORK='' PENDING=''
+DEADLINE=600
+declare -A CFG=()
+SECRETS=()
+
+# ---------------------------------------------------------------- messages
+log() { printf '[%s] %s\n' "$ROLE" "$*" >&2; }
+step() { STEP=$1; log "$1"; }
+die() { printf 'ERROR [%s/%s]: %s\n' "$ROLE" "$STEP" "$*" >&2; exit 1; }
+
+# BASH_COMMAND is the command as written here, before expansion: naming it
+# never reveals a secret value.
+on_err() {
+    local rc=$1
+    # A failing $(...) reports once, in the shell that ran it.
+    if (( BASH_SUBSHELL == 0 )); then
+        printf 'ERROR [%s/%s]: command failed (exit %s): %s\n' \
+            "$ROLE" "$STEP" "$rc" "$2" >&2
+    fi
+    exit "$rc"
+}
+trap 'on_err "$?" "$BASH_COMMAND"' ERR
+
+cleanup() {
+    [[ -z $PENDING ]] || rm -f "$PENDING"
+    [[ -z $WORK ]] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# Masks secrets in everything the commands we run print (kubeadm, apt...).
+redact_stream() {
+    trap - ERR
+    set +e
+    local line s
+    while IFS= read -r line || [[ -n $line ]]; do
+        for s in "${SECRETS[@]}"; do line=${line//"$s"/***}; done
+        printf '%s\n' "$line"
+    done
+}
+
+# Polls "$@" with backoff (0.2 s doubling to 5 s) until it succeeds or
+# DEADLINE seconds pass: never a fixed sleep.
+wait_for() {
+    local what=$1 tenths=2 end=$((SECONDS + DEADLINE))
+    shift
+    until "$@"; do
+        (( SECONDS < end )) || die "timed out after ${DEADLINE}s waiting for $what"
+        sleep "$((tenths / 10)).$((tenths % 10))"
+        tenths=$(( tenths * 2 > 50 ? 50 : tenths * 2 ))
+    done
+}
+
+# ------------------------------------------------------------------- files
+# put_file PATH MODE [VALIDATOR ARGS...] < content
+# Replaces PATH only when the content differs (atomically, via a file in
+# the same directory; VALIDATOR ARGS TMPFILE must accept it first).
+# Sets CHANGED=1 when it wrote, 0 otherwise.
+put_file() {
+    local path=$1 mode=$2 dir
+    shift 2
+    dir=$(dirname "$path")
+    mkdir -p "$dir"
+    PENDING=$(mktemp "$dir/.kmgmt.XXXXXX")
+    cat >"$PENDING"
+    if [[ -f $path ]] && cmp -s "$PENDING" "$path"; then
+        rm -f "$PENDING"
+        PENDING=''
+        if (( 8#$(stat -c %a "$path") != 8#$mode )); then chmod "$mode" "$path"; fi
+        CHANGED=0
+        return 0
+    fi
+    if (( $# )) && ! "$@" "$PENDING" >&2; then
+        die "rendered $path rejected by $1"
+    fi
+    chmod "$mode" "$PENDING"
+    mv -f "$PENDING" "$path"
+    PENDING=''
+    CHANGED=1
+    log "wrote $path"
+}
+
+remove_file() { # PATH: sets CHANGED like put_file
+    CHANGED=0
+    if [[ -e $1 ]]; then rm -f "$1"; CHANGED=1; log "removed $1"; fi
+}
+
+# ------------------------------------------------------------------ config
+readonly OCTET='(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])'
+readonly IP_RE="^$OCTET\.$OCTET\.$OCTET\.$OCTET$"
+readonly LABEL='[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?'
+readonly NAME_RE="^$LABEL(\.$LABEL)*$"
+readonly PORT_RE='[0-9]{1,5}'
+readonly URL_RE="^https?://[A-Za-z0-9.-]+(:$PORT_RE)?(/[A-Za-z0-9._~:/%+=-]*)?$"
+readonly USERINFO='[A-Za-z0-9._~%!*+=-]+(:[A-Za-z0-9._~%!*+=-]*)?@'
+readonly PROXY_RE="^https?://($USERINFO)?[A-Za-z0-9.-]+(:$PORT_RE)?/?$"
+
+declare -A KEY_TYPE=(
+    [NODE_NAME]=name [NODE_IP]=ip [DEADLINE]=seconds
+    [K8S_VERSION]=minor [K8S_APT_REPO]=url [K8S_APT_KEY_URL]=url
+    [HTTP_PROXY]=proxy [HTTPS_PROXY]=proxy [NO_PROXY]=noproxy
+    [REGISTRY_MIRRORS]=mirrors [HOSTS]=hosts
+    [LB_PORT]=lbport [LB_BACKENDS]=backends [VIP]=ip [VIP_PREFIX]=prefix
+    [VRRP_ROUTER_ID]=routerid [VRRP_PRIORITY]=priority
+    [VRRP_STATE]=vrrpstate [VRRP_PASSWORD]=vrrppass [VRRP_PEERS]=iplist
+    [CONTROL_PLANE_ENDPOINT]=endpoint [POD_CIDR]=cidr [SERVICE_CIDR]=cidr
+    [API_CERT_SANS]=sans [BOOTSTRAP_TOKEN]=token [CERTIFICATE_KEY]=certkey
+    [CA_CERT_HASH]=cahash [IMAGE_REPOSITORY]=imagerepo [CNI]=cni
+    [CNI_MANIFEST]=manifest
+)
+readonly PROXY_KEYS=(HTTP_PROXY HTTPS_PROXY NO_PROXY)
+declare -A REQUIRED=(
+    [prepare]='K8S_VERSION'
+    [lb]='LB_BACKENDS VIP VIP_PREFIX VRRP_ROUTER_ID VRRP_PRIORITY VRRP_STATE VRRP_PASSWORD VRRP_PEERS'
+    [init]='K8S_VERSION CONTROL_PLANE_ENDPOINT POD_CIDR SERVICE_CIDR BOOTSTRAP_TOKEN CNI CNI_MANIFEST'
+    [join-master]='CONTROL_PLANE_ENDPOINT BOOTSTRAP_TOKEN CA_CERT_HASH CERTIFICATE_KEY'
+    [join-worker]='CONTROL_PLANE_ENDPOINT BOOTSTRAP_TOKEN CA_CERT_HASH'
+    [refresh-join]='BOOTSTRAP_TOKEN'
+)
+declare -A OPTIONAL=(
+    [prepare]='K8S_APT_REPO K8S_APT_KEY_URL REGISTRY_MIRRORS HOSTS HTTP_PROXY HTTPS_PROXY NO_PROXY'
+    [lb]='LB_PORT'
+    [init]='CERTIFICATE_KEY IMAGE_REPOSITORY API_CERT_SANS HTTP_PROXY HTTPS_PROXY NO_PROXY'
+    [join-master]='' [join-worker]=''
+    [refresh-join]='CERTIFICATE_KEY'
+)
+
+int_in() { [[ $1 =~ ^[0-9]{1,6}$ ]] && (( 10#$1 >= $2 && 10#$1 <= $3 )); }
+is_host() { [[ $1 =~ $IP_RE || $1 =~ $NAME_RE ]]; }
+# each_item LIST CHECK: every comma-separated item passes CHECK.
+each_item() {
+    local list=$1 item items
+    shift
+    [[ -n $list && $list != ,* && $list != *, && $list != *,,* ]] || return 1
+    IFS=, read -r -a items <<<"$list"
+    for item in "${items[@]}"; do "$@" "$item" || return 1; done
+}
+is_ip_name() { [[ ${1%%=*} =~ $IP_RE && ${1#*=} =~ $NAME_RE ]]; }
+is_name_ip() { [[ ${1%%=*} =~ $NAME_RE && ${1#*=} =~ $IP_RE ]]; }
+is_mirror() {
+    local reg=${1%%=*}
+    [[ $1 == *=* && ( $reg == _default || $reg =~ ^$LABEL(\.$LABEL)*(:$PORT_RE)?$ ) \
+        && ${1#*=} =~ $URL_RE ]]
+}
+is_noproxy_item() { [[ $1 =~ ^[A-Za-z0-9.*/:_-]+$ ]]; }
+is_ip() { [[ $1 =~ $IP_RE ]]; }
+
+# valid TYPE VALUE -> status; the value itself is never printed.
+valid() {
+    local v=$2
+    case $1 in
+        name) [[ ${#v} -le 253 && $v =~ $NAME_RE ]] ;;
+        ip) [[ $v =~ $IP_RE ]] ;;
+        seconds) int_in "$v" 1 86400 ;;
+        minor) [[ $v =~ ^1\.[0-9]{1,3}$ ]] ;;
+        url) [[ $v =~ $URL_RE ]] ;;
+        proxy) [[ $v =~ $PROXY_RE ]] ;;
+        noproxy) each_item "$v" is_noproxy_item ;;
+        mirrors) each_item "$v" is_mirror ;;
+        hosts) each_item "$v" is_ip_name ;;
+        backends) each_item "$v" is_name_ip ;;
+        iplist) each_item "$v" is_ip ;;
+        sans) each_item "$v" is_host ;;
+        lbport) int_in "$v" 1 65535 && (( 10#$v != 6443 )) ;;
+        prefix) int_in "$v" 1 32 ;;
+        routerid) int_in "$v" 1 255 ;;
+        priority) int_in "$v" 1 254 ;;
+        vrrpstate) [[ $v == MASTER || $v == BACKUP ]] ;;
+        vrrppass) [[ $v =~ ^[A-Za-z0-9._~+=-]{1,8}$ ]] ;;
+        endpoint) [[ $v == *:* ]] && is_host "${v%:*}" && int_in "${v##*:}" 1 65535 ;;
+        cidr) [[ ${v%/*} =~ $IP_RE && $v == */* ]] && int_in "${v##*/}" 0 32 ;;
+        token) [[ $v =~ ^[a-z0-9]{6}\.[a-z0-9]{16}$ ]] ;;
+        certkey) [[ $v =~ ^[a-f0-9]{64}$ ]] ;;
+        cahash) [[ $v =~ ^sha256:[a-f0-9]{64}$ ]] ;;
+        imagerepo) [[ $v =~ ^$LABEL(\.$LABEL)*(:$PORT_RE)?(/[a-z0-9]([a-z0-9._-]*[a-z0-9])?)*$ ]] ;;
+        cni) [[ $v == calico || $v == flannel ]] ;;
+        manifest) [[ $v =~ $URL_RE || ( $v =~ ^/[A-Za-z0-9._/-]+$ && $v != *..* ) ]] ;;
+        *) return 1 ;;
+    esac
+}
+
+declare -A HINT=(
+    [name]='a lowercase DNS name ([a-z0-9.-])' [lbport]='a port other than 6443'
+    [token]='a bootstrap token [a-z0-9]{6}.[a-z0-9]{16}' [certkey]='64 lowercase hex digits'
+    [cahash]='sha256:<64 hex digits>' [vrrppass]='1-8 characters of [A-Za-z0-9._~+=-]'
+)
+
+read_config() {
+    local src=$1 line key n=0
+    if [[ $src == - ]]; then
+        exec 5<&0
+    else
+        [[ -f $src && -r $src ]] || die 'cannot read the config file'
+        exec 5<"$src"
+    fi
+    while IFS= read -r line <&5 || [[ -n $line ]]; do
+        n=$((n + 1))
+        line=${line%$'\r'}
+        [[ $line =~ ^[[:space:]]*(#.*)?$ ]] && continue
+        [[ $line =~ ^([A-Z][A-Z0-9_]*)=(.*)$ ]] || die "config line $n is not KEY=VALUE"
+        key=${BASH_REMATCH[1]}
+        [[ -n ${KEY_TYPE[$key]:-} ]] || die "config line $n: unknown key $key"
+        [[ -z ${CFG[$key]+set} ]] || die "config line $n: $key is given twice"
+        CFG[$key]=${BASH_REMATCH[2]}
+    done
+    exec 5<&-
+}
+
+validate_config() {
+    local key value required
+    local allowed=" NODE_NAME NODE_IP DEADLINE ${REQUIRED[$ROLE]} ${OPTIONAL[$ROLE]} "
+    read -r -a required <<<"NODE_NAME NODE_IP ${REQUIRED[$ROLE]}"
+    for key in "${required[@]}"; do
+        [[ -n ${CFG[$key]:-} ]] || die "$key is required for role $ROLE"
+    done
+    for key in "${!CFG[@]}"; do
+        [[ $allowed == *" $key "* ]] || die "$key is not used by role $ROLE"
+        if [[ -z ${CFG[$key]} ]]; then unset "CFG[$key]"; continue; fi
+        valid "${KEY_TYPE[$key]}" "${CFG[$key]}" ||
+            die "invalid $key: expected ${HINT[${KEY_TYPE[$key]}]:-a valid ${KEY_TYPE[$key]}}"
+    done
+    DEADLINE=${CFG[DEADLINE]:-600}
+    # Masked in all output (values shorter than 3 characters would garble it).
+    for key in BOOTSTRAP_TOKEN CERTIFICATE_KEY VRRP_PASSWORD HTTP_PROXY HTTPS_PROXY; do
+        value=${CFG[$key]:-}
+        if (( ${#value} >= 3 )); then SECRETS+=("$value"); fi
+    done
+    if [[ -n ${CFG[BOOTSTRAP_TOKEN]:-} ]]; then SECRETS+=("${CFG[BOOTSTRAP_TOKEN]#*.}"); fi
+}
+
+# ------------------------------------------------------------------ helpers
+need_cmd() {
+    local c
+    for c in "$@"; do
+        command -v "$c" >/dev/null || die "$c is not installed (run the prepare role first)"
+    done
+}
+
+# Downloads go through the configured proxies (environment, never argv).
+fetch() {
+    http_proxy=${CFG[HTTP_PROXY]:-} https_proxy=${CFG[HTTPS_PROXY]:-} \
+        no_proxy=${CFG[NO_PROXY]:-} \
+        curl -fsSL --retry 5 --connect-timeout 30 --max-time "$DEADLINE" -o "$2" "$1"
+}
+
+pkg_installed() { # PACKAGE [VERSION-PREFIX]
+    local status
+    status=$(dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null || true)
+    [[ $status == "install ok installed ${2:-}"* ]]
+}
+
+apt_get() {
+    apt-get -q -y -o DPkg::Lock::Timeout="$DEADLINE" \
+        -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
+}
+
+api_ready() {
+    [[ $(kubectl --kubeconfig "$ADMIN_CONF" get --raw /readyz 2>/dev/null) == ok ]]
+}
+
+# ------------------------------------------------------------------ prepare
+check_os() { # OS-RELEASE-FILE
+    step 'operating system'
+    local release=$1 key value id='' version=''
+    [[ -r $release ]] || die "$release is missing"
+    while IFS='=' read -r key value; do
+        value=${value#\"} value=${value%\"}
+        case $key in ID) id=$value ;; VERSION_ID) version=$value ;; esac
+    done <"$release"
+    [[ $id == ubuntu && $version =~ ^(22|24|26)\.04$ ]] ||
+        die 'unsupported OS: Ubuntu 22.04, 24.04 or 26.04 is required'
+}
+
+# FSTAB with its swap entries (third field "swap") commented out, nothing else.
+swap_commented() { awk '!/^[[:space:]]*#/ && $3 == "swap" { print "#" $0; next } { print }' "$1"; }
+
+disable_swap() {
+    step 'swap off'
+    if [[ -n $(swapon --show --noheadings 2>/dev/null || true) ]]; then swapoff -a; fi
+    if [[ -f /etc/fstab ]]; then swap_commented /etc/fstab | put_file /etc/fstab 0644; fi
+}
+
+module_loaded() { [[ -d /sys/module/$1 ]] || lsmod | awk -v m="$1" '$1 == m { f = 1 } END { exit !f }'; }
+
+sysctls_applied() {
+    local kv
+    for kv in net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1 net.ipv4.ip_forward=1; do
+        [[ $(sysctl -n "${kv%=*}" 2>/dev/null) == "${kv#*=}" ]] || return 1
+    done
+}
+
+setup_kernel() {
+    step 'kernel modules'
+    local m
+    printf '%s\n' "# $MANAGED" overlay br_netfilter |
+        put_file /etc/modules-load.d/kubernetes.conf 0644
+    for m in overlay br_netfilter; do module_loaded "$m" || modprobe "$m"; done
+    step 'sysctl'
+    printf '%s\n' "# $MANAGED" 'net.bridge.bridge-nf-call-iptables = 1' \
+        'net.bridge.bridge-nf-call-ip6tables = 1' 'net.ipv4.ip_forward = 1' |
+        put_file /etc/sysctl.d/99-kubernetes.conf 0644
+    if (( CHANGED )) || ! sysctls_applied; then sysctl --system >/dev/null; fi
+}
+
+# FILE with our marked block set to BLOCK ("": removed) where it stands
+# (appended if new); every other line is left as it is.
+with_hosts_block() {
+    local begins ends
+    begins=$(grep -cxF -- "$HOSTS_BEGIN" "$1" || true)
+    ends=$(grep -cxF -- "$HOSTS_END" "$1" || true)
+    [[ $begins == "$ends" ]] || die "$1 has a broken kubernetes-mgmt block: fix it by hand"
+    KM_BLOCK=$2 KM_BEGIN=$HOSTS_BEGIN KM_END=$HOSTS_END awk '
+        BEGIN { block = ENVIRON["KM_BLOCK"] }
+        $0 == ENVIRON["KM_BEGIN"] { skip = 1; if (!done && block != "") print block; done = 1; next }
+        skip { if ($0 == ENVIRON["KM_END"]) skip = 0; next }
+        { print }
+        END { if (!done && block != "") print block }' "$1"
+}
+
+setup_hosts() {
+    step '/etc/hosts'
+    local block='' pair items
+    if [[ -n ${CFG[HOSTS]:-} ]]; then
+        block=$HOSTS_BEGIN$'\n'
+        IFS=, read -r -a items <<<"${CFG[HOSTS]}"
+        for pair in "${items[@]}"; do block+="${pair%%=*} ${pair#*=}"$'\n'; done
+        block+=$HOSTS_END
+    fi
+    with_hosts_block /etc/hosts "$block" | put_file /etc/hosts 0644
+}
+
+# systemd expands % specifiers in Environment=: double them.
+sd_env() { local v=${2//\%/%%}; printf 'Environment="%s=%s"\n' "$1" "$v"; }
+
+proxy_dropin() { # UNIT: sets CHANGED
+    local path=/etc/systemd/system/$1.service.d/http-proxy.conf key
+    if [[ -z ${CFG[HTTP_PROXY]:-}${CFG[HTTPS_PROXY]:-} ]]; then remove_file "$path"; return 0; fi
+    {
+        printf '# %s\n[Service]\n' "$MANAGED"
+        for key in "${PROXY_KEYS[@]}"; do
+            if [[ -n ${CFG[$key]:-} ]]; then sd_env "$key" "${CFG[$key]}"; fi
+        done
+    } | put_file "$path" 0640
+}
+
+setup_proxy() {
+    step 'proxy settings'
+    local apt_conf=/etc/apt/apt.conf.d/95kubernetes-mgmt-proxy host items
+    APT_CHANGED=0 CONTAINERD_CHANGED=0 KUBELET_CHANGED=0
+    if [[ -z ${CFG[HTTP_PROXY]:-}${CFG[HTTPS_PROXY]:-} ]]; then
+        remove_file "$apt_conf"
+    else
+        {
+            printf '// %s\n' "$MANAGED"
+            if [[ -n ${CFG[HTTP_PROXY]:-} ]]; then printf 'Acquire::http::Proxy "%s";\n' "${CFG[HTTP_PROXY]}"; fi
+            if [[ -n ${CFG[HTTPS_PROXY]:-} ]]; then printf 'Acquire::https::Proxy "%s";\n' "${CFG[HTTPS_PROXY]}"; fi
+            # apt has no no_proxy: plain host entries become DIRECT.
+            IFS=, read -r -a items <<<"${CFG[NO_PROXY]:-}"
+            for host in "${items[@]}"; do
+                if [[ $host =~ ^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$ ]]; then
+                    printf 'Acquire::http::Proxy::%s "DIRECT";\nAcquire::https::Proxy::%s "DIRECT";\n' "$host" "$host"
+                fi
+            done
+        } | put_file "$apt_conf" 0600
+    fi
+    APT_CHANGED=$CHANGED
+    proxy_dropin containerd
+    CONTAINERD_CHANGED=$CHANGED
+    proxy_dropin kubelet
+    KUBELET_CHANGED=$CHANGED
+    if (( CONTAINERD_CHANGED || KUBELET_CHANGED )); then systemctl daemon-reload; fi
+}
+
+setup_apt_repo() {
+    step 'Kubernetes apt repository'
+    local repo=${CFG[K8S_APT_REPO]:-https://pkgs.k8s.io/core:/stable:/v${CFG[K8S_VERSION]}/deb/}
+    repo=${repo%/}/
+    fetch "${CFG[K8S_APT_KEY_URL]:-${repo}Release.key}" "$WORK/key"
+    if grep -q -- '-----BEGIN PGP PUBLIC KEY BLOCK-----' "$WORK/key"; then
+        mkdir -m 0700 "$WORK/gnupg"
+        GNUPGHOME=$WORK/gnupg gpg --batch --quiet --dearmor <"$WORK/key" >"$WORK/key.gpg"
+    else
+        cp "$WORK/key" "$WORK/key.gpg"
+    fi
+    put_file "$KEYRING" 0644 <"$WORK/key.gpg"
+    SOURCES_CHANGED=$(( CHANGED || APT_CHANGED ))
+    printf '# %s\ndeb [signed-by=%s] %s /\n' "$MANAGED" "$KEYRING" "$repo" |
+        put_file /etc/apt/sources.list.d/kubernetes.list 0644
+    SOURCES_CHANGED=$(( SOURCES_CHANGED || CHANGED ))
+}
+
+install_packages() {
+    step 'packages'
+    local minor=${CFG[K8S_VERSION]} p missing=() hold=() held
+    pkg_installed containerd || missing+=(containerd)
+    for p in kubelet kubeadm kubectl; do
+        pkg_installed "$p" "$minor." || missing+=("$p=$minor.*")
+    done
+    if (( SOURCES_CHANGED )) || (( ${#missing[@]} )); then apt_get update; fi
+    if (( ${#missing[@]} )); then
+        apt_get --allow-change-held-packages install "${missing[@]}"
+    fi
+    for p in kubelet kubeadm kubectl; do
+        pkg_installed "$p" "$minor." || die "$p $minor.x is not installable from the repository"
+    done
+    held=$(apt-mark showhold kubelet kubeadm kubectl)
+    for p in kubelet kubeadm kubectl; do
+        [[ $'\n'$held$'\n' == *$'\n'$p$'\n'* ]] || hold+=("$p")
+    done
+    if (( ${#hold[@]} )); then apt-mark hold "${hold[@]}" >/dev/null; fi
+}
+
+# SystemdCgroup = true in the runc options and a certs.d config_path, for
+# containerd 1.x (config version 2) and 2.x (version 3) layouts.
+patch_containerd_config() {
+    local runc="^[[:space:]]*\\[plugins\\.(\"io\\.containerd\\.grpc\\.v1\\.cri\"|'io\\.containerd\\.cri\\.v1\\.runtime')\\.containerd\\.runtimes\\.runc\\.options\\][[:space:]]*$"
+    sed -E -e 's/^([[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*)false/\1true/' \
+        -e "s#^([[:space:]]*config_path[[:space:]]*=[[:space:]]*)(\"\"|'')#\\1\"$CERTS_D\"#" \
+        "$1" >"$1.new"
+    if ! grep -q 'SystemdCgroup' "$1.new"; then
+        sed -E -i "\\#$runc#a SystemdCgroup = true" "$1.new"
+    fi
+    grep -Eq '^[[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*true' "$1.new" ||
+        die 'cannot find the runc options in /etc/containerd/config.toml'
+}
+
+configure_containerd() {
+    step 'containerd'
+    local conf=/etc/containerd/config.toml
+    if [[ ! -s $conf ]]; then
+        containerd config default >"$WORK/containerd.toml"
+    else
+        cp "$conf" "$WORK/containerd.toml"
+    fi
+    patch_containerd_config "$WORK/containerd.toml"
+    put_file "$conf" 0644 <"$WORK/containerd.toml.new"
+    CONTAINERD_CHANGED=$(( CONTAINERD_CHANGED || CHANGED ))
+}
+
+# certs.d/<registry>/hosts.toml per mirrored registry (containerd reads them
+# on every pull: no restart needed); stale ones we wrote are removed.
+setup_mirrors() {
+    step 'registry mirrors'
+    local -A hosts=()
+    local item reg file items
+    IFS=, read -r -a items <<<"${CFG[REGISTRY_MIRRORS]:-}"
+    for item in "${items[@]}"; do
+        hosts[${item%%=*}]+=$(printf '\n[host."%s"]\n  capabilities = ["pull", "resolve"]\n' "${item#*=}")$'\n'
+    done
+    for reg in "${!hosts[@]}"; do
+        {
+            printf '# %s\n' "$MANAGED"
+            case $reg in
+                _default) ;;
+                docker.io) printf 'server = "https://registry-1.docker.io"\n' ;;
+                *) printf 'server = "https://%s"\n' "$reg" ;;
+            esac
+            printf '%s' "${hosts[$reg]}"
+        } | put_file "$CERTS_D/$reg/hosts.toml" 0644
+    done
+    for file in "$CERTS_D"/*/hosts.toml; do
+        [[ -f $file ]] || continue
+        reg=${file%/hosts.toml} reg=${reg##*/}
+        if [[ -z ${hosts[$reg]+set} ]] && grep -qF -- "$MANAGED" "$file"; then
+            remove_file "$file"
+            rmdir --ignore-fail-on-non-empty "${file%/hosts.toml}"
+        fi
+    done
+}
+
+start_services() {
+    step 'services'
+    if (( CONTAINERD_CHANGED )) && systemctl is-active --quiet containerd; then
+        systemctl restart containerd
+    fi
+    if ! systemctl is-enabled --quiet containerd || ! systemctl is-active --quiet containerd; then
+        systemctl enable --now containerd
+    fi
+    # Until kubeadm configures it the kubelet restarts in a loop: by design.
+    if ! systemctl is-enabled --quiet kubelet; then systemctl enable --now kubelet; fi
+    if (( KUBELET_CHANGED )); then systemctl try-restart kubelet; fi
+    wait_for 'containerd to be active' systemctl is-active --quiet containerd
+}
+
+role_prepare() {
+    check_os /etc/os-release
+    disable_swap
+    setup_kernel
+    setup_hosts
+    setup_proxy
+    need_cmd curl gpg
+    setup_apt_repo
+    install_packages
+    configure_containerd
+    setup_mirrors
+    start_services
+}
+
+# ----------------------------------------------------------------------- lb
+node_interface() {
+    local _n dev _f addr _rest found=()
+    while read -r _n dev _f addr _rest; do
+        if [[ ${addr%/*} == "${CFG[NODE_IP]}" ]]; then found+=("${dev%@*}"); fi
+    done < <(ip -o -4 addr show)
+    (( ${#found[@]} == 1 )) || return 1
+    [[ ${found[0]} =~ ^[A-Za-z0-9._-]{1,15}$ ]] || return 1
+    printf '%s' "${found[0]}"
+}
+
+render_haproxy() {
+    local pair items
+    cat <<EOF
+# $MANAGED
+# TCP load balancer for kube-apiserver: every master's 6443 behind one port.
+global
+    log /dev/log local0
+    chroot /var/lib/haproxy
+    user haproxy
+    group haproxy
+    maxconn 4000
+
+defaults
+    log global
+    mode tcp
+    option tcplog
+    option dontlognull
+    retries 3
+    timeout connect 5s
+    # API watches and exec/log streams stay open for a long time.
+    timeout client 1h
+    timeout server 1h
+    timeout check 5s
+
+frontend kube-apiserver
+    bind *:${CFG[LB_PORT]:-16443}
+    default_backend kube-apiserver
+
+backend kube-apiserver
+    balance roundrobin
+    option httpchk
+    http-check send meth GET uri /healthz
+    http-check expect status 200
+    default-server check check-ssl verify none inter 2s downinter 1s fall 3 rise 2
+EOF
+    IFS=, read -r -a items <<<"${CFG[LB_BACKENDS]}"
+    for pair in "${items[@]}"; do
+        printf '    server %s %s:6443\n' "${pair%%=*}" "${pair#*=}"
+    done
+}
+
+render_check_script() {
+    cat <<EOF
+#!/bin/bash
+# $MANAGED
+# keepalived track script: healthy while HAProxy accepts connections on the
+# API load-balancer port. A TCP connect, not a process check, so it proves
+# that this node really forwards.
+exec /usr/bin/timeout 2 /bin/bash -c 'exec 3<>/dev/tcp/127.0.0.1/${CFG[LB_PORT]:-16443}' 2>/dev/null
+EOF
+}
+
+render_keepalived() {
+    local iface=$1 peer items
+    cat <<EOF
+# $MANAGED
+global_defs {
+    router_id ${CFG[NODE_NAME]}
+    enable_script_security
+    script_user root
+}
+
+vrrp_script check_apiserver_lb {
+    script "$CHECK_SCRIPT"
+    interval 2
+    timeout 3
+    fall 2
+    rise 2
+}
+
+vrrp_instance kube_apiserver_vip {
+    state ${CFG[VRRP_STATE]}
+    interface $iface
+    virtual_router_id ${CFG[VRRP_ROUTER_ID]}
+    priority ${CFG[VRRP_PRIORITY]}
+    advert_int 1
+    # Unicast: clouds often drop VRRP multicast.
+    unicast_src_ip ${CFG[NODE_IP]}
+    unicast_peer {
+EOF
+    IFS=, read -r -a items <<<"${CFG[VRRP_PEERS]}"
+    for peer in "${items[@]}"; do printf '        %s\n' "$peer"; done
+    cat <<EOF
+    }
+    authentication {
+        auth_type PASS
+        auth_pass ${CFG[VRRP_PASSWORD]}
+    }
+    virtual_ipaddress {
+        ${CFG[VIP]}/${CFG[VIP_PREFIX]} dev $iface
+    }
+    track_script {
+        check_apiserver_lb
+    }
+}
+EOF
+}
+
+keepalived_check() {
+    local help
+    help=$(keepalived --help 2>&1 || true)
+    if [[ $help == *--config-test* ]]; then
+        keepalived -t -f "$1"
+    else
+        log 'note: this keepalived cannot test a configuration (-t); not checked'
+    fi
+}
+
+apply_service() { # UNIT CHANGED: reload on change keeps connections and the VIP
+    if systemctl is-active --quiet "$1"; then
+        if (( $2 )); then systemctl reload "$1"; fi
+    else
+        systemctl start "$1"
+    fi
+    if ! systemctl is-enabled --quiet "$1"; then systemctl enable "$1"; fi
+}
+
+# shellcheck disable=SC2016 # $1/$2 expand in the inner bash, as data
+tcp_open() { timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/null; }
+
+role_lb() {
+    step 'packages'
+    local missing=() p iface ha_changed ka_changed
+    for p in haproxy keepalived; do pkg_installed "$p" || missing+=("$p"); done
+    if (( ${#missing[@]} )); then
+        apt_get update
+        apt_get install "${missing[@]}"
+    fi
+    need_cmd haproxy keepalived ip
+    step 'network interface'
+    iface=$(node_interface) || die 'exactly one interface must hold NODE_IP'
+    step 'haproxy'
+    render_haproxy | put_file /etc/haproxy/haproxy.cfg 0640 haproxy -c -f
+    ha_changed=$CHANGED
+    step 'keepalived'
+    render_check_script | put_file "$CHECK_SCRIPT" 0755
+    render_keepalived "$iface" | put_file /etc/keepalived/keepalived.conf 0600 keepalived_check
+    ka_changed=$CHANGED
+    step 'services'
+    apply_service haproxy "$ha_changed"
+    apply_service keepalived "$ka_changed"
+    wait_for 'HAProxy to listen' tcp_open 127.0.0.1 "${CFG[LB_PORT]:-16443}"
+}
+
+# --------------------------------------------------------------------- init
+render_init_config() {
+    local version=$1 san items
+    cat <<EOF
+# $MANAGED
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+bootstrapTokens:
+  - token: "${CFG[BOOTSTRAP_TOKEN]}"
+    ttl: 24h0m0s
+    description: "kubernetes-mgmt bootstrap token"
+    usages: [signing, authentication]
+    groups: ["system:bootstrappers:kubeadm:default-node-token"]
+EOF
+    if [[ -n ${CFG[CERTIFICATE_KEY]:-} ]]; then
+        printf 'certificateKey: "%s"\n' "${CFG[CERTIFICATE_KEY]}"
+    fi
+    cat <<EOF
+localAPIEndpoint:
+  advertiseAddress: ${CFG[NODE_IP]}
+  bindPort: 6443
+nodeRegistration:
+  name: ${CFG[NODE_NAME]}
+  criSocket: $CRI_SOCKET
+  kubeletExtraArgs:
+    - name: node-ip
+      value: ${CFG[NODE_IP]}
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: $version
+controlPlaneEndpoint: "${CFG[CONTROL_PLANE_ENDPOINT]}"
+networking:
+  podSubnet: ${CFG[POD_CIDR]}
+  serviceSubnet: ${CFG[SERVICE_CIDR]}
+EOF
+    if [[ -n ${CFG[IMAGE_REPOSITORY]:-} ]]; then
+        printf 'imageRepository: %s\n' "${CFG[IMAGE_REPOSITORY]}"
+    fi
+    if [[ -n ${CFG[API_CERT_SANS]:-} ]]; then
+        printf 'apiServer:\n  certSANs:\n'
+        IFS=, read -r -a items <<<"${CFG[API_CERT_SANS]}"
+        for san in "${items[@]}"; do printf '    - "%s"\n' "$san"; done
+    fi
+    cat <<EOF
+---
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: systemd
+EOF
+}
+
+token_exists() {
+    local token _ttl _rest
+    while read -r token _ttl _rest; do
+        if [[ $token == "${CFG[BOOTSTRAP_TOKEN]}" && $_ttl != '<invalid>' ]]; then return 0; fi
+    done < <(kubeadm token list --kubeconfig "$ADMIN_CONF" 2>/dev/null)
+    return 1
+}
+
+ensure_token() { # TTL
+    step 'bootstrap token'
+    if token_exists; then return 0; fi
+    kubeadm token create "${CFG[BOOTSTRAP_TOKEN]}" --ttl "$1" \
+        --description 'kubernetes-mgmt bootstrap token' --kubeconfig "$ADMIN_CONF" >/dev/null
+}
+
+# Makes the upstream manifests use POD_CIDR; other manifests stay as they are.
+patch_cni() {
+    local src=$1 cidr=${CFG[POD_CIDR]}
+    case ${CFG[CNI]} in
+        flannel)
+            if grep -q '"Network":' "$src"; then
+                sed -E "s#(\"Network\":[[:space:]]*\")[^\"]*\"#\\1$cidr\"#" "$src"
+                return 0
+            fi ;;
+        calico)
+            # Upstream ships "# - name: CALICO_IPV4POOL_CIDR" + "#   value: ..."
+            if grep -q 'CALICO_IPV4POOL_CIDR' "$src"; then
+                sed -E -e "/^[[:space:]]*# - name: CALICO_IPV4POOL_CIDR[[:space:]]*$/{s/# //;n;s|^([[:space:]]*)#   value:.*$|\\1  value: \"$cidr\"|}" \
+                    -e "/^[[:space:]]*- name: CALICO_IPV4POOL_CIDR[[:space:]]*$/{n;s|^([[:space:]]*value:).*$|\\1 \"$cidr\"|}" "$src"
+                return 0
+            fi ;;
+    esac
+    log "note: the manifest has no pod CIDR setting of ${CFG[CNI]}: applied unchanged"
+    cat "$src"
+}
+
+cni_present() {
+    case ${CFG[CNI]} in
+        calico) kubectl --kubeconfig "$ADMIN_CONF" -n kube-system get daemonset calico-node ;;
+        flannel) kubectl --kubeconfig "$ADMIN_CONF" -n kube-flannel get daemonset kube-flannel-ds ;;
+    esac >/dev/null 2>&1
+}
+
+apply_cni() {
+    step 'pod network'
+    local src=${CFG[CNI_MANIFEST]} applied=$STATE_DIR/cni-applied.yaml
+    if [[ $src == /* ]]; then
+        [[ -f $src ]] || die 'CNI_MANIFEST names a file that does not exist'
+        cp "$src" "$WORK/cni.yaml"
+    else
+        fetch "$src" "$WORK/cni.yaml"
+    fi
+    patch_cni "$WORK/cni.yaml" >"$WORK/cni-applied.yaml"
+    # The applied copy is kept: the same manifest is not applied twice.
+    if [[ -f $applied ]] && cmp -s "$applied" "$WORK/cni-applied.yaml" && cni_present; then
+        log 'pod network already applied'
+        return 0
+    fi
+    kubectl --kubeconfig "$ADMIN_CONF" apply -f "$WORK/cni-applied.yaml"
+    put_file "$applied" 0644 <"$WORK/cni-applied.yaml"
+}
+
+print_ca_hash() {
+    step 'CA certificate hash'
+    local hash
+    # kubeadm pins the SHA-256 of the CA's DER SubjectPublicKeyInfo.
+    hash=$(openssl x509 -in /etc/kubernetes/pki/ca.crt -pubkey -noout |
+        openssl pkey -pubin -outform der | sha256sum)
+    hash=${hash%% *}
+    [[ $hash =~ ^[a-f0-9]{64}$ ]] || die 'cannot hash /etc/kubernetes/pki/ca.crt'
+    printf 'CA_CERT_HASH=sha256:%s\n' "$hash" >&3
+}
+
+role_init() {
+    step 'kubeadm version'
+    need_cmd kubeadm kubectl openssl curl
+    local version certs=()
+    version=$(kubeadm version -o short)
+    [[ $version == "v${CFG[K8S_VERSION]}."* ]] ||
+        die "kubeadm is $version, not ${CFG[K8S_VERSION]}.x (run prepare)"
+    step 'kubeadm configuration'
+    render_init_config "$version" | put_file /etc/kubernetes/kubeadm-init.yaml 0600
+    if [[ -f $ADMIN_CONF ]]; then
+        log 'control plane already initialized: kubeadm init skipped'
+    else
+        step 'kubeadm init'
+        if [[ -n ${CFG[CERTIFICATE_KEY]:-} ]]; then certs=(--upload-certs); fi
+        kubeadm init --config /etc/kubernetes/kubeadm-init.yaml "${certs[@]}" \
+            --skip-token-print --skip-certificate-key-print
+    fi
+    step 'API server ready'
+    wait_for 'the API server to be ready' api_ready
+    ensure_token 24h0m0s
+    apply_cni
+    print_ca_hash
+}
+
+role_refresh_join() {
+    step 'API server ready'
+    need_cmd kubeadm kubectl openssl
+    [[ -f $ADMIN_CONF ]] || die 'no /etc/kubernetes/admin.conf: run refresh-join on the first master'
+    wait_for 'the API server to be ready' api_ready
+    ensure_token 2h0m0s
+    if [[ -n ${CFG[CERTIFICATE_KEY]:-} ]]; then
+        step 'upload certificates'
+        # Refreshing is the point: the kubeadm-certs Secret lives 2 h.
+        kubeadm init phase upload-certs --upload-certs --skip-certificate-key-print \
+            --certificate-key "${CFG[CERTIFICATE_KEY]}" --kubeconfig "$ADMIN_CONF"
+    fi
+    print_ca_hash
+}
+
+# --------------------------------------------------------------------- join
+render_join_config() {
+    cat <<EOF
+# $MANAGED
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: JoinConfiguration
+discovery:
+  bootstrapToken:
+    apiServerEndpoint: "${CFG[CONTROL_PLANE_ENDPOINT]}"
+    token: "${CFG[BOOTSTRAP_TOKEN]}"
+    caCertHashes:
+      - "${CFG[CA_CERT_HASH]}"
+nodeRegistration:
+  name: ${CFG[NODE_NAME]}
+  criSocket: $CRI_SOCKET
+  kubeletExtraArgs:
+    - name: node-ip
+      value: ${CFG[NODE_IP]}
+EOF
+    if [[ $1 == master ]]; then
+        cat <<EOF
+controlPlane:
+  localAPIEndpoint:
+    advertiseAddress: ${CFG[NODE_IP]}
+    bindPort: 6443
+  certificateKey: "${CFG[CERTIFICATE_KEY]}"
+EOF
+    fi
+}
+
+local_api_ready() {
+    [[ $(curl -fsk --noproxy '*' --max-time 5 "https://${CFG[NODE_IP]}:6443/readyz" 2>/dev/null) == ok ]]
+}
+
+role_join() { # master|worker
+    step 'kubeadm configuration'
+    need_cmd kubeadm curl
+    render_join_config "$1" | put_file /etc/kubernetes/kubeadm-join.yaml 0600
+    if [[ -f /etc/kubernetes/kubelet.conf ]]; then
+        log 'node already joined: kubeadm join skipped'
+    else
+        step 'kubeadm join'
+        kubeadm join --config /etc/kubernetes/kubeadm-join.yaml
+    fi
+    step 'kubelet active'
+    wait_for 'the kubelet to be active' systemctl is-active --quiet kubelet
+    if [[ $1 == master ]]; then
+        step 'local API server ready'
+        wait_for 'the local API server to be ready' local_api_ready
+    fi
+}
+
+# --------------------------------------------------------------------- main
+main() {
+    exec 3>&1 1>&2      # stdout carries results only (fd 3)
+    (( $# == 2 )) || die 'usage: install_k8s_cluster.sh ROLE CONFIG'
+    case $1 in
+        prepare | lb | init | join-master | join-worker | refresh-join) ROLE=$1 ;;
+        *) die 'unknown role: prepare, lb, init, join-master, join-worker or refresh-join' ;;
+    esac
+    STEP=config
+    read_config "$2"
+    validate_config
+    exec 4>&2
+    exec 2> >(redact_stream >&4) 1>&2 4>&-
+    (( EUID == 0 )) || die 'must run as root'
+    mkdir -p "$STATE_DIR"
+    exec 9>"$STATE_DIR/install.lock"
+    flock -w "$DEADLINE" 9 || die 'another install_k8s_cluster.sh run holds the lock'
+    WORK=$(mktemp -d)
+    case $ROLE in
+        prepare) role_prepare ;;
+        lb) role_lb ;;
+        init) role_init ;;
+        refresh-join) role_refresh_join ;;
+        join-master) role_join master ;;
+        join-worker) role_join worker ;;
+    esac
+    STEP=finish
+    log 'done'
+}
+
+# Sourced (unit tests of the functions), nothing runs.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then main "$@"; fi

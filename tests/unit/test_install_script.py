@@ -1,0 +1,401 @@
+"""scripts/install_k8s_cluster.sh without a lab: shellcheck, and the
+script's own functions (config parsing and validation, CNI and containerd
+patching), run by sourcing it. Sourcing defines functions only; no role
+runs, so nothing on this machine is touched.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kubernetes_mgmt.lab.emulated.containerd import DEFAULT_CONFIG
+
+SCRIPT = Path(__file__).resolve().parents[2] / 'scripts' / \
+    'install_k8s_cluster.sh'
+TOKEN = 'abcdef.0123456789abcdef'
+CERT_KEY = '0123456789abcdef' * 4
+
+
+def bash(snippet: str, stdin: str = '') -> subprocess.CompletedProcess:
+    """Run ``snippet`` after sourcing the script (its options and traps
+    apply: the first failure ends it with the script's ERROR line)."""
+    return subprocess.run(
+        ['bash', '-c', f'source "$1"; {snippet}', 'bash', str(SCRIPT)],
+        input=stdin, capture_output=True, text=True, timeout=60,
+        check=False)
+
+
+def test_shellcheck_clean():
+    if shutil.which('shellcheck') is None:
+        if os.environ.get('KMGMT_REQUIRE_LAB') == '1':
+            pytest.fail('shellcheck is not installed (KMGMT_REQUIRE_LAB=1)')
+        pytest.skip('shellcheck is not installed')
+    proc = subprocess.run(['shellcheck', str(SCRIPT)], capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_script_has_no_fixed_sleep_and_no_evaluation():
+    text = SCRIPT.read_text(encoding='utf-8')
+    code = [line.split('#', 1)[0] for line in text.splitlines()]
+    sleeps = [line for line in code if 'sleep' in line.split()]
+    # The only sleep is wait_for's backoff between polls.
+    assert len(sleeps) == 1 and '$((tenths' in sleeps[0]
+    assert not any(w in line.split() for line in code
+                   for w in ('eval', 'source', '.'))
+
+
+def check_config(role: str, config: str) -> subprocess.CompletedProcess:
+    return bash(f'ROLE={role} STEP=config; read_config -; validate_config; '
+                'for k in "${!CFG[@]}"; do echo "$k"; done | sort', config)
+
+
+def lines(*pairs: str) -> str:
+    return '\n'.join(pairs) + '\n'
+
+
+BASE = ('NODE_NAME=worker-0', 'NODE_IP=10.0.0.5')
+
+
+def test_valid_config_with_comments_and_blank_lines():
+    proc = check_config('join-worker', lines(
+        '# written by the driver', '', *BASE, '  # indented comment',
+        'CONTROL_PLANE_ENDPOINT=10.0.0.100:16443',
+        f'BOOTSTRAP_TOKEN={TOKEN}', 'CA_CERT_HASH=sha256:' + 'a' * 64,
+        'DEADLINE=1800', 'API_CERT_SANS=', ''))
+    assert proc.returncode != 0     # API_CERT_SANS belongs to init
+    assert 'API_CERT_SANS is not used by role join-worker' in proc.stderr
+    proc = check_config('join-worker', lines(
+        '# written by the driver', '', *BASE, '  # indented comment',
+        'CONTROL_PLANE_ENDPOINT=10.0.0.100:16443',
+        f'BOOTSTRAP_TOKEN={TOKEN}', 'CA_CERT_HASH=sha256:' + 'a' * 64,
+        'DEADLINE=1800'))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == sorted([
+        'BOOTSTRAP_TOKEN', 'CA_CERT_HASH', 'CONTROL_PLANE_ENDPOINT',
+        'DEADLINE', 'NODE_IP', 'NODE_NAME'])
+
+
+# A valid configuration of each role, as the driver would send it.
+VALID = {
+    'prepare': {'K8S_VERSION': '1.37'},
+    'lb': {'LB_BACKENDS': 'master-0=10.0.0.1,master-1=10.0.0.2',
+           'VIP': '10.0.0.100', 'VIP_PREFIX': '24', 'VRRP_ROUTER_ID': '51',
+           'VRRP_PRIORITY': '150', 'VRRP_STATE': 'MASTER',
+           'VRRP_PASSWORD': 'pw123456', 'VRRP_PEERS': '10.0.0.2'},
+    'init': {'K8S_VERSION': '1.37', 'CNI': 'calico',
+             'CNI_MANIFEST': '/var/lib/kubernetes-mgmt/cni.yaml',
+             'CONTROL_PLANE_ENDPOINT': '10.0.0.1:6443',
+             'POD_CIDR': '10.244.0.0/16', 'SERVICE_CIDR': '10.96.0.0/12',
+             'BOOTSTRAP_TOKEN': TOKEN},
+    'join-master': {'CONTROL_PLANE_ENDPOINT': '10.0.0.100:16443',
+                    'BOOTSTRAP_TOKEN': TOKEN,
+                    'CA_CERT_HASH': 'sha256:' + 'a' * 64,
+                    'CERTIFICATE_KEY': CERT_KEY},
+}
+
+
+def config_of(role: str, changes: dict, extra: tuple = ()) -> str:
+    values = {'NODE_NAME': 'worker-0', 'NODE_IP': '10.0.0.5',
+              **VALID[role], **changes}
+    return lines(*(f'{k}={v}' for k, v in values.items() if v is not None),
+                 *extra)
+
+
+@pytest.mark.parametrize('role, changes, extra, message', [
+    ('prepare', {'NODE_NAME': '$(touch /tmp/x)'}, (),
+     'invalid NODE_NAME: expected a lowercase DNS name'),
+    ('prepare', {'K8S_VERSION': '1.37`id`'}, (), 'invalid K8S_VERSION'),
+    ('prepare', {'HOSTS': '10.0.0.1=a;reboot'}, (), 'invalid HOSTS'),
+    ('prepare', {'HTTP_PROXY': 'http://u:p"w@proxy:3128'}, (),
+     'invalid HTTP_PROXY'),
+    ('prepare', {'K8S_APT_REPO': 'http://x/ $(id)'}, (),
+     'invalid K8S_APT_REPO'),
+    ('prepare', {}, ('FOO=bar',), 'unknown key FOO'),
+    ('prepare', {'CNI': 'calico'}, (), 'CNI is not used by role prepare'),
+    ('prepare', {}, ('K8S_VERSION=1.36',), 'K8S_VERSION is given twice'),
+    ('prepare', {}, ('export HOSTS=x',), 'is not KEY=VALUE'),
+    ('prepare', {'K8S_VERSION': None}, (),
+     'K8S_VERSION is required for role prepare'),
+    ('prepare', {'NODE_IP': '10.0.0.256'}, (), 'invalid NODE_IP'),
+    ('lb', {'LB_PORT': '6443'}, (),
+     'invalid LB_PORT: expected a port other than 6443'),
+    ('lb', {'VRRP_PASSWORD': 'toolong99'}, (), 'invalid VRRP_PASSWORD'),
+    ('lb', {'VRRP_ROUTER_ID': '256'}, (), 'invalid VRRP_ROUTER_ID'),
+    ('join-master', {'BOOTSTRAP_TOKEN': 'ABCDEF.0123456789abcdef'}, (),
+     'invalid BOOTSTRAP_TOKEN: expected a bootstrap token'),
+    ('join-master', {'CERTIFICATE_KEY': 'g' * 64}, (),
+     'invalid CERTIFICATE_KEY'),
+    ('init', {'CNI_MANIFEST': '/var/lib/../../etc/shadow'}, (),
+     'invalid CNI_MANIFEST'),
+    ('init', {'CNI': 'weave'}, (), 'invalid CNI'),
+])
+def test_bad_config_is_refused_without_echoing_it(role, changes, extra,
+                                                  message):
+    proc = check_config(role, config_of(role, changes, extra))
+    assert proc.returncode == 1
+    assert proc.stdout == ''
+    errors = proc.stderr.strip().splitlines()
+    assert len(errors) == 1
+    assert errors[0].startswith(f'ERROR [{role}/config]: ')
+    assert message in errors[0]
+    for bad in ('$(', '`', 'toolong99', 'ABCDEF', '"w@', '../', 'weave'):
+        assert bad not in proc.stderr
+
+
+@pytest.mark.parametrize('role', sorted(VALID))
+def test_valid_config_of_each_role(role):
+    proc = check_config(role, config_of(role, {}))
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_unknown_role_and_usage():
+    proc = subprocess.run(['bash', str(SCRIPT), 'reboot-everything', '-'],
+                          input='', capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith('ERROR [install/arguments]: unknown role')
+    assert 'reboot-everything' not in proc.stderr
+    proc = subprocess.run(['bash', str(SCRIPT)], capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 1 and 'usage:' in proc.stderr
+
+
+def test_secrets_are_masked_in_command_output():
+    proc = bash(
+        'ROLE=init; read_config -; validate_config; '
+        'printf "token %s key %s\\n" "${CFG[BOOTSTRAP_TOKEN]}" '
+        '"${CFG[CERTIFICATE_KEY]}" | redact_stream',
+        lines(*BASE, 'K8S_VERSION=1.37', 'CNI=calico',
+              'CNI_MANIFEST=/var/lib/kubernetes-mgmt/cni.yaml',
+              'CONTROL_PLANE_ENDPOINT=10.0.0.1:6443',
+              'POD_CIDR=10.244.0.0/16', 'SERVICE_CIDR=10.96.0.0/12',
+              f'BOOTSTRAP_TOKEN={TOKEN}', f'CERTIFICATE_KEY={CERT_KEY}'))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == 'token *** key ***\n'
+
+
+def test_failed_command_names_role_and_step_once():
+    proc = bash('ROLE=init; step "kubeadm join"; false; echo unreachable')
+    assert proc.returncode == 1
+    assert proc.stdout == ''
+    assert proc.stderr.splitlines() == [
+        '[init] kubeadm join',
+        'ERROR [init/kubeadm join]: command failed (exit 1): false']
+    proc = bash('ROLE=init; step "x"; v=$(exit 3)')
+    assert proc.returncode == 3
+    assert proc.stderr.splitlines()[1:] == [
+        'ERROR [init/x]: command failed (exit 3): v=$(exit 3)']
+
+
+def test_wait_for_gives_up_at_the_deadline():
+    proc = bash('ROLE=join-worker; DEADLINE=1; step "kubelet active"; '
+                'wait_for "the kubelet" false')
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        'ERROR [join-worker/kubelet active]: timed out after 1s waiting for '
+        'the kubelet')
+
+
+def test_put_file_writes_only_changes(tmp_path):
+    target = tmp_path / 'sub' / 'file.conf'
+    snippet = (f'put_file {target} 0640 <<<"a"; echo "changed=$CHANGED"; '
+               f'put_file {target} 0640 <<<"a"; echo "changed=$CHANGED"; '
+               f'put_file {target} 0600 <<<"b"; echo "changed=$CHANGED"')
+    proc = bash(snippet)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ['changed=1', 'changed=0', 'changed=1']
+    assert target.read_text() == 'b\n'
+    assert oct(target.stat().st_mode & 0o777) == '0o600'
+    assert os.listdir(target.parent) == ['file.conf']
+    proc = bash(f'ROLE=lb STEP=haproxy; put_file {target} 0600 false <<<"c"')
+    assert proc.returncode == 1
+    assert f'ERROR [lb/haproxy]: rendered {target} rejected by false' in \
+        proc.stderr
+    assert target.read_text() == 'b\n'
+    assert os.listdir(target.parent) == ['file.conf']
+
+
+UPSTREAM_CALICO = """\
+            - name: CALICO_DISABLE_FILE_LOGGING
+              value: "true"
+            # The default IPv4 pool to create on startup if none exists.
+            # Pod IPs will be chosen from this range.
+            # - name: CALICO_IPV4POOL_CIDR
+            #   value: "192.168.0.0/16"
+            - name: CALICO_IPV4POOL_IPIP
+              value: "Always"
+"""
+UPSTREAM_FLANNEL = """\
+  net-conf.json: |
+    {
+      "Network": "10.244.0.0/16",
+      "EnableNFTables": false,
+      "Backend": {
+        "Type": "vxlan"
+      }
+    }
+"""
+
+
+def patch_cni(tmp_path, cni: str,
+              manifest: str) -> subprocess.CompletedProcess:
+    src = tmp_path / 'cni.yaml'
+    src.write_text(manifest)
+    return bash(f'ROLE=init; CFG[CNI]={cni}; CFG[POD_CIDR]=172.16.0.0/12; '
+                f'patch_cni {src}')
+
+
+def test_calico_pool_cidr_is_uncommented_and_set(tmp_path):
+    proc = patch_cni(tmp_path, 'calico', UPSTREAM_CALICO)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == UPSTREAM_CALICO.replace(
+        '            # - name: CALICO_IPV4POOL_CIDR\n'
+        '            #   value: "192.168.0.0/16"\n',
+        '            - name: CALICO_IPV4POOL_CIDR\n'
+        '              value: "172.16.0.0/12"\n')
+    again = patch_cni(tmp_path, 'calico', proc.stdout)
+    assert again.stdout == proc.stdout
+
+
+def test_flannel_network_is_the_pod_cidr(tmp_path):
+    proc = patch_cni(tmp_path, 'flannel', UPSTREAM_FLANNEL)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == UPSTREAM_FLANNEL.replace('10.244.0.0/16',
+                                                   '172.16.0.0/12')
+
+
+def test_other_manifests_are_applied_unchanged(tmp_path):
+    manifest = 'kind: DaemonSet\nmetadata: {name: my-cni}\n'
+    proc = patch_cni(tmp_path, 'calico', manifest)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == manifest
+    assert 'applied unchanged' in proc.stderr
+
+
+CONTAINERD_2 = """\
+version = 3
+[plugins]
+  [plugins.'io.containerd.cri.v1.images']
+    [plugins.'io.containerd.cri.v1.images'.registry]
+      config_path = ''
+  [plugins.'io.containerd.cri.v1.runtime']
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+      runtime_type = 'io.containerd.runc.v2'
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+        BinaryName = ''
+        ShimCgroup = ''
+"""
+
+
+def patch_containerd(tmp_path, text: str) -> tuple[int, str, str]:
+    path = tmp_path / 'config.toml'
+    path.write_text(text)
+    proc = bash(f'ROLE=prepare; patch_containerd_config {path}')
+    new = tmp_path / 'config.toml.new'
+    return proc.returncode, new.read_text() if new.exists() else '', \
+        proc.stderr
+
+
+def test_containerd_1x_config_gets_systemd_cgroup_and_certs_d(tmp_path):
+    rc, text, err = patch_containerd(tmp_path, DEFAULT_CONFIG)
+    assert rc == 0, err
+    assert text == DEFAULT_CONFIG.replace(
+        'SystemdCgroup = false', 'SystemdCgroup = true').replace(
+        'config_path = ""', 'config_path = "/etc/containerd/certs.d"')
+
+
+def test_containerd_2x_config_gets_systemd_cgroup_and_certs_d(tmp_path):
+    rc, text, err = patch_containerd(tmp_path, CONTAINERD_2)
+    assert rc == 0, err
+    assert text == CONTAINERD_2.replace(
+        "config_path = ''", 'config_path = "/etc/containerd/certs.d"'
+    ).replace("runc.options]\n", 'runc.options]\nSystemdCgroup = true\n')
+    rc, again, err = patch_containerd(tmp_path, text)
+    assert again == text
+
+
+def test_containerd_config_without_runc_options_is_an_error(tmp_path):
+    rc, _, err = patch_containerd(tmp_path, 'version = 2\n')
+    assert rc == 1
+    assert 'ERROR [prepare/' in err and 'runc options' in err
+
+
+FSTAB = """\
+# /etc/fstab: static file system information.
+UUID=1234 / ext4 defaults 0 1
+/swap.img\tnone\tswap\tsw\t0\t0
+#/old.swap none swap sw 0 0
+/dev/vdb /srv/swapfiles ext4 defaults 0 2
+"""
+
+
+def test_only_swap_entries_are_commented(tmp_path):
+    fstab = tmp_path / 'fstab'
+    fstab.write_text(FSTAB)
+    proc = bash(f'swap_commented {fstab}')
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == FSTAB.replace('/swap.img', '#/swap.img')
+    fstab.write_text(proc.stdout)
+    assert bash(f'swap_commented {fstab}').stdout == proc.stdout
+
+
+HOSTS = """\
+127.0.0.1 localhost
+10.0.0.15 other-host
+10.0.0.1 master-0
+"""
+BLOCK = ('# BEGIN kubernetes-mgmt nodes\n10.0.0.1 master-0\n'
+         '10.0.0.2 worker-0\n# END kubernetes-mgmt nodes')
+
+
+def hosts_block(path, block: str) -> str:
+    proc = bash(f'with_hosts_block {path} "$(cat)"', block)
+    assert proc.returncode == 0, proc.stderr
+    path.write_text(proc.stdout)
+    return proc.stdout
+
+
+def test_hosts_block_is_replaced_in_place_never_appended_twice(tmp_path):
+    hosts = tmp_path / 'hosts'
+    hosts.write_text(HOSTS)
+    first = hosts_block(hosts, BLOCK)
+    assert first == HOSTS + BLOCK + '\n'
+    assert hosts_block(hosts, BLOCK) == first
+    # Lines added after our block stay where they are.
+    hosts.write_text(first + '192.168.1.1 added-later\n')
+    changed = BLOCK.replace('10.0.0.2', '10.0.0.3')
+    assert hosts_block(hosts, changed) == \
+        HOSTS + changed + '\n192.168.1.1 added-later\n'
+    assert hosts_block(hosts, '') == HOSTS + '192.168.1.1 added-later\n'
+
+
+def test_broken_hosts_block_is_not_guessed_at(tmp_path):
+    hosts = tmp_path / 'hosts'
+    hosts.write_text(HOSTS + '# BEGIN kubernetes-mgmt nodes\n10.0.0.9 x\n')
+    proc = bash(f'ROLE=prepare STEP=/etc/hosts; with_hosts_block {hosts} x')
+    assert proc.returncode == 1
+    assert 'broken kubernetes-mgmt block' in proc.stderr
+
+
+@pytest.mark.parametrize('release, ok', [
+    ('ID=ubuntu\nVERSION_ID="22.04"\n', True),
+    ('NAME="Ubuntu"\nID=ubuntu\nVERSION_ID="24.04"\n', True),
+    ('ID=ubuntu\nVERSION_ID="26.04"\n', True),
+    ('ID=ubuntu\nVERSION_ID="20.04"\n', False),
+    ('ID=ubuntu\nVERSION_ID="24.10"\n', False),
+    ('ID=debian\nVERSION_ID="12"\n', False),
+])
+def test_supported_operating_systems(tmp_path, release, ok):
+    path = tmp_path / 'os-release'
+    path.write_text(release)
+    proc = bash(f'ROLE=prepare; check_os {path}')
+    assert (proc.returncode == 0) == ok, proc.stderr
+    if not ok:
+        assert proc.stderr.splitlines()[-1] == (
+            'ERROR [prepare/operating system]: unsupported OS: Ubuntu '
+            '22.04, 24.04 or 26.04 is required')
