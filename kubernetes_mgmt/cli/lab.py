@@ -81,6 +81,7 @@ def _up(args) -> int:
     print(f'lab {state.name} up in {time.monotonic() - started:.1f} s')
     if state.heat_port:
         print(f'Heat API: {state.heat_url}')
+    print(f'site mirror: {state.mirror_url}')
     print(f'driver config: {state.config_file}')
     print(f'state (user, password): {lab.state_file}')
     return 0
@@ -99,7 +100,7 @@ def _down(args) -> int:
 
 
 def _status(args) -> int:
-    from kubernetes_mgmt.lab import heatproc, hosts
+    from kubernetes_mgmt.lab import heatproc, hosts, mirrorproc
     from kubernetes_mgmt.lab.errors import LabError
     from kubernetes_mgmt.lab.manager import Lab
 
@@ -111,6 +112,8 @@ def _status(args) -> int:
     print(_host_table(state.hosts, up))
     heat = 'up' if heatproc.is_heat(state.heat_pid) else 'down'
     print(f'Heat API: {state.heat_url} ({heat})')
+    site = 'up' if mirrorproc.is_mirror(state.mirror_pid) else 'down'
+    print(f'site mirror: {state.mirror_url} ({site})')
     print(f'driver config: {state.config_file}')
     return 0
 

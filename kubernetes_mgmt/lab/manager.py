@@ -7,6 +7,7 @@ and ``Lab.state`` re-reads it, so changes made by another process show.
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 import re
 import secrets
@@ -17,11 +18,14 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+import kubernetes_mgmt
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.lab import (
     heatproc,
     hosts,
     image,
+    mirror,
+    mirrorproc,
     namespaces,
     net,
     packages,
@@ -45,8 +49,11 @@ R = TypeVar('R')
 DEFAULT_NAME = 'klab'
 DEFAULT_USER = 'ubuntu'
 DEFAULT_HEAT_PORT = 8004
+DEFAULT_MIRROR_PORT = 8090
 MARKER = '.kubernetes-mgmt-lab'     # names the lab; only such roots are
 CONFIG_FILE = 'kubernetes_mgmt.conf'  # ever deleted
+PACKAGE_DIR = 'package'             # stands in for the unpacked VNF package
+VIM_REGISTRY_FILE = 'vims.json'
 MAX_PARALLEL = 16
 ROLES = ('master', 'worker', 'storage')
 VOLUME_DEVICE = '/dev/vdb'
@@ -107,9 +114,11 @@ class Lab:
            root: str = DEFAULT_ROOT, name: str = DEFAULT_NAME,
            subnet: str = net.DEFAULT_SUBNET, password: str | None = None,
            install_delay: float = 0.0, username: str = DEFAULT_USER,
-           heat: bool = True, heat_port: int = DEFAULT_HEAT_PORT) -> Lab:
+           heat: bool = True, heat_port: int = DEFAULT_HEAT_PORT,
+           mirror_port: int = DEFAULT_MIRROR_PORT) -> Lab:
         """Create the lab: bridge, hosts booted in parallel, Heat double,
-        driver config. On failure everything made so far is removed."""
+        site mirror, VNF package directory, driver config. On failure
+        everything made so far is removed."""
         require_root()
         net.check_lab_name(name)
         if masters < 1 or workers < 0:
@@ -131,6 +140,8 @@ class Lab:
             lab._build(state, plan, masters, workers, storage)
             if heat:
                 lab._start_heat(heat_port)
+            lab._start_mirror(mirror_port)
+            lab._write_package()
             lab._write_driver_config()
         except BaseException:
             LOG.error('lab: bringing %s up failed; removing what was made',
@@ -153,6 +164,20 @@ class Lab:
     @property
     def state(self) -> LabState:
         return lab_state.load(self.state_file)
+
+    @property
+    def driver_conf_path(self) -> str:
+        """The driver config file that points at this lab."""
+        return os.path.join(self.root, CONFIG_FILE)
+
+    @property
+    def package_dir(self) -> str:
+        """The lab's VNF package directory (``Scripts/`` and all)."""
+        return os.path.join(self.root, PACKAGE_DIR)
+
+    @property
+    def vim_registry_file(self) -> str:
+        return os.path.join(self.root, VIM_REGISTRY_FILE)
 
     def _refuse_running(self) -> None:
         if os.path.exists(self.state_file):
@@ -213,15 +238,48 @@ class Lab:
         with lab_state.locked(self.state_file) as st:
             st.heat_pid = pid
 
+    def _start_mirror(self, preferred_port: int) -> None:
+        state = self.state
+        port = net.free_port(state.gateway, preferred_port)
+        with lab_state.locked(self.state_file) as st:
+            st.mirror_port = port
+        pid = mirrorproc.start(self.root, state.gateway, port)
+        with lab_state.locked(self.state_file) as st:
+            st.mirror_pid = pid
+
+    def _write_package(self) -> None:
+        """``<root>/package/Scripts``: the installed plugin's scripts, as
+        a VNF package would carry them."""
+        target = os.path.join(self.package_dir, 'Scripts')
+        os.makedirs(target, exist_ok=True)
+        try:
+            source = kubernetes_mgmt.scripts_dir()
+        except FileNotFoundError as exc:
+            # The lab still serves Heat and SSH; installs will say why
+            # they cannot find the script.
+            LOG.warning('lab: the VNF package has no scripts: %s', exc)
+            return
+        for script in sorted(glob.glob(os.path.join(source, '*.sh'))):
+            copy = shutil.copy(script, target)
+            os.chmod(copy, 0o755)  # noqa: S103 - a script, holds no secret
+
     def _write_driver_config(self) -> None:
-        path = os.path.join(self.root, CONFIG_FILE)
+        path = self.driver_conf_path
         with lab_state.locked(self.state_file) as st:
             st.config_file = path
+            site = st.mirror_url
             text = (
                 '# Points the Kubernetes Mgmt Driver at this lab.\n'
                 '[kubernetes_mgmt]\n'
                 f'heat_endpoint = {st.heat_url}\n'
                 f'heat_token = {st.heat_token}\n'
+                f'vnf_package_dir = {self.package_dir}\n'
+                f'apt_repository_url = {site}apt/\n'
+                f'apt_key_url = {site}{mirror.KEY_PATH}\n'
+                f'cni_manifest = {site}{mirror.CALICO_PATH}\n'
+                'vim_registry = file\n'
+                f'vim_registry_file = {self.vim_registry_file}\n'
+                'host_key_checking = true\n'
                 '\n[kubernetes_mgmt_lab]\n'
                 f'state_file = {self.state_file}\n')
         image.write_file(path, text, mode=0o600)
@@ -446,9 +504,7 @@ def teardown(root: str = DEFAULT_ROOT, name: str | None = None) -> list[str]:
     # Helpers first (the Heat double may be adding a host), then every
     # process inside the hosts' namespaces.
     helpers = procs.find((), root) if ours else []
-    heat_pid = _heat_pid(root) if ours else None
-    if heatproc.is_heat(heat_pid):
-        helpers.append(heat_pid)
+    helpers += _helper_pids(root) if ours else []
     procs.terminate(set(helpers))
     inside = procs.find(_ns_pins(root, name))
     procs.terminate(inside)
@@ -472,11 +528,15 @@ def teardown(root: str = DEFAULT_ROOT, name: str | None = None) -> list[str]:
     return done
 
 
-def _heat_pid(root: str) -> int | None:
+def _helper_pids(root: str) -> list[int]:
+    """The Heat double and the site mirror, if still running."""
     try:
-        return lab_state.load(lab_state.state_path(root)).heat_pid
+        st = lab_state.load(lab_state.state_path(root))
     except (OSError, ValueError, TypeError, KeyError):
-        return None
+        return []
+    pids = [st.heat_pid] if heatproc.is_heat(st.heat_pid) else []
+    pids += [st.mirror_pid] if mirrorproc.is_mirror(st.mirror_pid) else []
+    return pids
 
 
 def _ns_pins(root: str, name: str) -> set[int]:

@@ -150,7 +150,11 @@ def lab_netns(lab: str) -> list[str]:
 
 def ensure_bridge(bridge: str, plan: AddressPlan) -> None:
     if bridge not in link_names():
-        run(['ip', 'link', 'add', bridge, 'type', 'bridge'])
+        # A fixed MAC: by default a bridge takes the lowest MAC of its
+        # ports, so it changes while hosts are plugged in and a host that
+        # learnt the gateway's old MAC cannot reach it (the site mirror).
+        run(['ip', 'link', 'add', bridge, 'address', host_mac(plan.gateway),
+             'type', 'bridge'])
     cidr = f'{plan.gateway}/{plan.prefixlen}'
     present = run(['ip', '-4', '-o', 'addr', 'show', 'dev', bridge]).stdout
     if f' {cidr} ' not in present:

@@ -71,10 +71,17 @@ class LabState:
     hosts: list[LabHost] = field(default_factory=list)
     config_file: str = ''       # driver config that points at this lab
     install_delay: float = 0.0  # seconds emulated installs take (demo)
+    mirror_port: int = 0        # the site mirror (apt key, CNI manifests)
+    mirror_pid: int | None = None
 
     @property
     def heat_url(self) -> str:
         return f'http://{self.gateway}:{self.heat_port}/v1/{self.tenant_id}'
+
+    @property
+    def mirror_url(self) -> str:
+        """Base URL of the site mirror, with a trailing slash."""
+        return f'http://{self.gateway}:{self.mirror_port}/'
 
     @property
     def cluster_dir(self) -> str:

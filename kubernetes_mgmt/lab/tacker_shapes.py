@@ -26,6 +26,7 @@ class VimConnectionInfo:
     vim_id: str | None
     vim_type: str
     access_info: dict = field(default_factory=dict)
+    interface_info: dict = field(default_factory=dict)
 
 
 @dataclass

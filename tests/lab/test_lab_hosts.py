@@ -82,6 +82,43 @@ def test_session_lab_has_its_hosts_and_a_0600_state(lab):
     assert f'heat_endpoint = {state.heat_url}' in config
     assert f'heat_token = {state.heat_token}' in config
     assert f'state_file = {lab.state_file}' in config
+    assert state.config_file == lab.driver_conf_path
+    site = f'http://{state.gateway}:{state.mirror_port}/'
+    for line in (f'vnf_package_dir = {lab.root}/package',
+                 f'apt_repository_url = {site}apt/',
+                 f'apt_key_url = {site}apt/Release.key',
+                 f'cni_manifest = {site}cni/calico.yaml',
+                 'vim_registry = file',
+                 f'vim_registry_file = {lab.root}/vims.json',
+                 'host_key_checking = true'):
+        assert line in config.splitlines()
+
+
+def test_site_mirror_serves_key_and_manifests_to_the_vms(lab):
+    state = lab.state
+    site = f'http://{state.gateway}:{state.mirror_port}/'
+    for path in ('apt/Release.key', 'cni/calico.yaml', 'cni/flannel.yaml'):
+        got = lab.run_in_host(state.hosts[-1].name,
+                              ['curl', '-fsS', '--noproxy', '*',
+                               '--max-time', '10', site + path])
+        assert got.returncode == 0, got.stderr
+        with open(os.path.join(lab.root, 'mirror', path),
+                  encoding='utf-8') as f:
+            assert got.stdout == f.read()
+    with open(os.path.join(lab.root, 'mirror.log'), encoding='utf-8') as f:
+        assert 'GET /cni/flannel.yaml' in f.read()
+
+
+def test_package_dir_holds_the_plugins_install_script(lab):
+    import kubernetes_mgmt
+
+    copy = os.path.join(lab.package_dir, 'Scripts',
+                        'install_k8s_cluster.sh')
+    original = os.path.join(kubernetes_mgmt.scripts_dir(),
+                            'install_k8s_cluster.sh')
+    with open(copy, 'rb') as mine, open(original, 'rb') as theirs:
+        assert mine.read() == theirs.read()
+    assert os.access(copy, os.X_OK)
 
 
 def test_every_host_takes_a_password_login_and_knows_its_name(lab):
@@ -299,6 +336,8 @@ def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 
 def test_lab_up_then_down_leaves_nothing_behind(lab_args):
+    from kubernetes_mgmt.lab.manager import Lab
+
     args = lab_args
     root, name = args['root'], args['name']
     up = cli('up', '--root', root, '--name', name, '--subnet',
@@ -310,10 +349,21 @@ def test_lab_up_then_down_leaves_nothing_behind(lab_args):
     assert status.stdout.count(' up') >= 3
     namespaces = _lab_namespaces(root, name)
     assert len(namespaces) == 9     # net, mnt and uts of three hosts
+    state = Lab.load(root).state
+    helpers = {'heat': state.heat_pid, 'mirror': state.mirror_pid}
+    assert all(_state(pid) not in ('Z', 'X') for pid in helpers.values())
+    assert net.port_open(state.gateway, state.mirror_port)
 
     down = cli('down', '--root', root)
     assert down.returncode == 0, down.stderr
     assert_nothing_left(root, name, namespaces)
+    # Gone: reaped (X), or a zombie its new parent has not reaped yet.
+    assert {k: _state(p) in ('X', 'Z') for k, p in helpers.items()} == \
+        {'heat': True, 'mirror': True}
+    # Not a connect test: with the bridge gone, the address routes away.
+    listening = subprocess.run(['ss', '-Hltn'], capture_output=True,
+                               text=True, check=True).stdout
+    assert f'{state.gateway}:{state.mirror_port} ' not in listening
     again = cli('down', '--root', root, '--name', name)
     assert again.returncode == 0, again.stderr
 

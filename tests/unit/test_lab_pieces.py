@@ -149,3 +149,126 @@ def test_missing_packages_without_apt_get_are_a_clear_error(monkeypatch):
     monkeypatch.setattr(packages.shutil, 'which', lambda prog: None)
     with pytest.raises(LabError, match='sudo'):
         packages.ensure()
+
+
+# -- site mirror, VNF package directory, driver config -----------------------
+
+def test_mirror_serves_the_key_and_both_manifests(tmp_path):
+    import base64
+    import threading
+    import urllib.request
+
+    from kubernetes_mgmt.lab import mirror
+
+    mirror.populate(str(tmp_path))
+    server = mirror.serve(str(tmp_path), ('127.0.0.1', 0))
+    threading.Thread(target=server.serve_forever, args=(0.05,),
+                     daemon=True).start()
+    base = f'http://127.0.0.1:{server.server_address[1]}/'
+    try:
+        fetched = {path: urllib.request.urlopen(base + path,  # noqa: S310
+                                                timeout=5).read().decode()
+                   for path in (mirror.KEY_PATH, mirror.CALICO_PATH,
+                                mirror.FLANNEL_PATH)}
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert fetched[mirror.CALICO_PATH] == mirror.CALICO_MANIFEST
+    assert fetched[mirror.FLANNEL_PATH] == mirror.FLANNEL_MANIFEST
+    lines = fetched[mirror.KEY_PATH].splitlines()
+    assert lines[0] == '-----BEGIN PGP PUBLIC KEY BLOCK-----'
+    blob, checksum = base64.b64decode(lines[2]), lines[3]
+    assert len(blob) == 48
+    # What gpg --dearmor checks: the CRC-24 line of the armour.
+    assert checksum == '=' + base64.b64encode(
+        mirror._crc24(blob).to_bytes(3, 'big')).decode()
+    assert mirror._crc24(b'') == 0xB704CE
+
+
+@pytest.mark.parametrize('manifest', ['CALICO_MANIFEST', 'FLANNEL_MANIFEST'])
+def test_mirror_manifests_are_a_cni_to_the_emulated_kubectl(tmp_path,
+                                                            manifest):
+    from kubernetes_mgmt.lab import mirror
+    from kubernetes_mgmt.lab.emulated import testing
+
+    text = getattr(mirror, manifest)
+    assert 'stand-in' in text.splitlines()[0]
+    # The pod CIDR settings installers rewrite, as upstream ships them.
+    assert '# - name: CALICO_IPV4POOL_CIDR' in text or '"Network":' in text
+    sim = testing.init_cluster(str(tmp_path), workers=0, cni=False)
+    try:
+        assert not sim.view().node_ready('master-0')
+        sim.masters[0].run('kubectl', '--kubeconfig',
+                           '/etc/kubernetes/admin.conf', 'apply', '-f', '-',
+                           stdin=text, check=True)
+        assert sim.view().node_ready('master-0')
+    finally:
+        sim.cleanup()
+
+
+def test_scripts_dir_prefers_package_data_then_the_checkout(tmp_path,
+                                                            monkeypatch):
+    import kubernetes_mgmt
+
+    package = tmp_path / 'kubernetes_mgmt'
+    packaged = package / 'data' / 'scripts'
+    checkout = tmp_path / 'scripts'
+    monkeypatch.setattr(kubernetes_mgmt, '_HERE', str(package))
+    with pytest.raises(FileNotFoundError, match=r'install_k8s_cluster\.sh'):
+        kubernetes_mgmt.scripts_dir()
+    for directory in (checkout, packaged):
+        directory.mkdir(parents=True)
+        (directory / 'install_k8s_cluster.sh').write_text('#!/bin/sh\n')
+        assert kubernetes_mgmt.scripts_dir() == str(directory)
+
+
+def _lab_at(tmp_path):
+    from kubernetes_mgmt.lab.manager import Lab
+
+    os.makedirs(tmp_path, exist_ok=True)
+    lab = Lab(str(tmp_path))
+    state.save(state.LabState(
+        name='k', root=lab.root, subnet='10.10.0.0/24', gateway='10.10.0.1',
+        bridge='kbr0', username='u', password='p', tenant_id='t',
+        stack_id='s', stack_name='n', heat_port=8004, heat_token='ht',
+        mirror_port=8090), lab.state_file)
+    return lab
+
+
+def test_driver_config_points_at_mirror_package_and_vim_file(tmp_path):
+    from oslo_config import cfg
+
+    from kubernetes_mgmt import conf as kconf
+
+    lab = _lab_at(tmp_path)
+    lab._write_driver_config()
+    assert stat.S_IMODE(os.stat(lab.driver_conf_path).st_mode) == 0o600
+    assert lab.state.config_file == lab.driver_conf_path
+    conf = cfg.ConfigOpts()
+    kconf.register_opts(conf)
+    conf(['--config-file', lab.driver_conf_path])
+    group = conf.kubernetes_mgmt
+    mirror = 'http://10.10.0.1:8090/'
+    assert (group.vnf_package_dir, group.vim_registry,
+            group.vim_registry_file, group.host_key_checking) == \
+        (lab.root + '/package', 'file', lab.root + '/vims.json', True)
+    assert (group.apt_repository_url, group.apt_key_url,
+            group.cni_manifest) == \
+        (mirror + 'apt/', mirror + 'apt/Release.key',
+         mirror + 'cni/calico.yaml')
+    assert group.heat_endpoint == 'http://10.10.0.1:8004/v1/t'
+
+
+def test_package_dir_gets_the_plugin_scripts(tmp_path, monkeypatch):
+    import kubernetes_mgmt
+
+    source = tmp_path / 'src'
+    source.mkdir()
+    (source / 'install_k8s_cluster.sh').write_text('#!/bin/sh\necho hi\n')
+    monkeypatch.setattr(kubernetes_mgmt, 'scripts_dir', lambda: str(source))
+    lab = _lab_at(tmp_path / 'lab')
+    lab._write_package()
+    copy = os.path.join(lab.package_dir, 'Scripts', 'install_k8s_cluster.sh')
+    with open(copy, encoding='utf-8') as f:
+        assert f.read() == '#!/bin/sh\necho hi\n'
+    assert os.access(copy, os.X_OK)

@@ -1,0 +1,52 @@
+"""Lab helper servers (Heat double, site mirror) as detached processes:
+started in their own session, found again by pid and module name."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from kubernetes_mgmt.lab import net, procs
+from kubernetes_mgmt.lab.errors import LabError
+
+START_DEADLINE = 30.0
+
+
+def start(module: str, args: list[str], ip: str, port: int,
+          log_path: str, what: str) -> int:
+    """Run ``python -m module args``; return its pid once ``ip:port``
+    accepts connections."""
+    argv = [sys.executable, '-m', module, *args]
+    with open(log_path, 'ab') as log:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, cwd='/',
+                                start_new_session=True)
+    end = time.monotonic() + START_DEADLINE
+    pause = 0.02
+    while not net.port_open(ip, port, timeout=0.5):
+        if proc.poll() is not None:
+            raise LabError(f'{what} exited with status {proc.returncode}; '
+                           f'see {log_path}')
+        if time.monotonic() > end:
+            proc.kill()
+            raise LabError(f'{what} did not listen on {ip}:{port} within '
+                           f'{START_DEADLINE:g} s; see {log_path}')
+        time.sleep(pause)
+        pause = min(pause * 2, 0.25)
+    return proc.pid
+
+
+def runs(pid: int | None, module: str) -> bool:
+    """Whether ``pid`` is (still) ``module``, not a recycled pid."""
+    if not pid or procs.is_gone(pid):
+        return False
+    try:
+        with open(f'/proc/{pid}/cmdline', 'rb') as f:
+            return module.encode() in f.read()
+    except OSError:
+        return False
+
+
+def stop(pid: int | None, module: str) -> None:
+    if runs(pid, module):
+        procs.terminate([pid])

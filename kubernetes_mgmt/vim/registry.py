@@ -1,0 +1,39 @@
+"""The VIM registry adapter and how one is chosen."""
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from kubernetes_mgmt.vim.model import VimError, VimRecord, VimSpec
+
+
+@runtime_checkable
+class VimRegistry(Protocol):
+    """Where clusters are registered as VIMs."""
+
+    def find(self, context: Any, name: str) -> VimRecord | None:
+        """The VIM named ``name``, or None."""
+
+    def register(self, context: Any, spec: VimSpec) -> VimRecord:
+        """Register ``spec``; reuse a VIM with the same name and URL;
+        refuse (VimError) one with the same name and another URL."""
+
+    def delete(self, context: Any, vim_id: str) -> None:
+        """Delete the VIM; a missing VIM is not an error."""
+
+    def in_use(self, context: Any, vim_id: str) -> list[str]:
+        """Ids of VNF instances whose vim_connection_info names it."""
+
+
+def registry_for(conf: Any = None) -> VimRegistry:
+    """The registry ``[kubernetes_mgmt] vim_registry`` selects."""
+    if conf is None:
+        from kubernetes_mgmt.conf import CONF as conf
+    group = conf.kubernetes_mgmt
+    if group.vim_registry == 'file':
+        if not group.vim_registry_file:
+            raise VimError('vim_registry = file needs vim_registry_file '
+                           'in [kubernetes_mgmt]')
+        from kubernetes_mgmt.vim.file_registry import FileVimRegistry
+        return FileVimRegistry(group.vim_registry_file)
+    from kubernetes_mgmt.vim.tacker_registry import TackerVimRegistry
+    return TackerVimRegistry()
