@@ -290,10 +290,21 @@ fetch() {
         curl -fsSL --retry 5 --connect-timeout 30 --max-time "$DEADLINE" -o "$2" "$1"
 }
 
-pkg_installed() { # PACKAGE [VERSION-PREFIX]
-    local status
-    status=$(dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null || true)
-    [[ $status == "install ok installed ${2:-}"* ]]
+# Installed versions of PACKAGE... in PKG_VERSION, with one dpkg-query for
+# all of them (it exits 1 when some are unknown: that is expected).
+declare -A PKG_VERSION=()
+read_pkg_versions() {
+    local name want ok state version
+    PKG_VERSION=()
+    while read -r name want ok state version; do
+        if [[ "$want $ok $state" == 'install ok installed' ]]; then
+            PKG_VERSION[$name]=$version
+        fi
+    done < <(dpkg-query -W -f='${Package} ${Status} ${Version}\n' "$@" 2>/dev/null || true)
+}
+
+pkg_installed() { # PACKAGE [VERSION-PREFIX], after read_pkg_versions
+    [[ -v "PKG_VERSION[$1]" && ${PKG_VERSION[$1]} == "${2:-}"* ]]
 }
 
 apt_get() {
@@ -439,6 +450,7 @@ setup_apt_repo() {
 install_packages() {
     step 'packages'
     local minor=${CFG[K8S_VERSION]} p missing=() hold=() held
+    read_pkg_versions containerd kubelet kubeadm kubectl
     pkg_installed containerd || missing+=(containerd)
     for p in kubelet kubeadm kubectl; do
         pkg_installed "$p" "$minor." || missing+=("$p=$minor.*")
@@ -446,6 +458,7 @@ install_packages() {
     if (( SOURCES_CHANGED )) || (( ${#missing[@]} )); then apt_get update; fi
     if (( ${#missing[@]} )); then
         apt_get --allow-change-held-packages install "${missing[@]}"
+        read_pkg_versions kubelet kubeadm kubectl
     fi
     for p in kubelet kubeadm kubectl; do
         pkg_installed "$p" "$minor." || die "$p $minor.x is not installable from the repository"
@@ -677,6 +690,7 @@ tcp_open() { timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/nul
 role_lb() {
     step 'packages'
     local missing=() p iface ha_changed ka_changed
+    read_pkg_versions haproxy keepalived
     for p in haproxy keepalived; do pkg_installed "$p" || missing+=("$p"); done
     if (( ${#missing[@]} )); then
         apt_get update
