@@ -31,6 +31,8 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stdout,
                         format='%(asctime)s %(message)s', datefmt='%H:%M:%S')
+    # paramiko narrates every channel; the driver's own lines say enough.
+    logging.getLogger('paramiko').setLevel(logging.WARNING)
     flavours = list(FLAVOURS) if args.flavour == 'both' else [args.flavour]
     for flavour in flavours:
         status = _one(flavour, args.root)
