@@ -43,9 +43,17 @@ def for_each(items: Sequence[T], step: Callable[[T], R], *, phase: str,
         return []
     started = time.monotonic()
     workers = max(1, min(parallel, len(items)))
+
+    def timed(item: T) -> R:
+        begin = time.monotonic()
+        result = step(item)
+        LOG.info('[%s] %s: done in %.1f s', label(item), phase,
+                 time.monotonic() - begin)
+        return result
+
     with ThreadPoolExecutor(max_workers=workers,
                             thread_name_prefix='kmgmt') as pool:
-        futures = [pool.submit(step, item) for item in items]
+        futures = [pool.submit(timed, item) for item in items]
     results: list[R] = []
     failures: list[tuple[str, BaseException]] = []
     for item, future in zip(items, futures, strict=True):
