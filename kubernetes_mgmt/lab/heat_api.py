@@ -29,6 +29,7 @@ from kubernetes_mgmt.lab.heat.service import (
     Response,
     default_lab,
 )
+from kubernetes_mgmt.lab.net import listen_address
 
 LOG = redact.get_logger(__name__)
 
@@ -138,19 +139,12 @@ def start(state_path: str, listen: tuple[str, int] = ('127.0.0.1', 0),
     return server
 
 
-def _address(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(':')
-    if not sep or not port.isdigit():
-        raise argparse.ArgumentTypeError(f'expected IP:PORT, got {value!r}')
-    return host.strip('[]'), int(port)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog='python -m kubernetes_mgmt.lab.heat_api',
         description='Heat API double serving the lab stack.')
     parser.add_argument('--state', required=True, help='lab state file')
-    parser.add_argument('--listen', required=True, type=_address,
+    parser.add_argument('--listen', required=True, type=listen_address,
                         help='IP:PORT to listen on')
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,

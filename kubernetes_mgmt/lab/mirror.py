@@ -19,6 +19,8 @@ import os
 import sys
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
+from kubernetes_mgmt.lab.net import listen_address
+
 KEY_PATH = 'apt/Release.key'
 CALICO_PATH = 'cni/calico.yaml'
 FLANNEL_PATH = 'cni/flannel.yaml'
@@ -147,19 +149,12 @@ def serve(directory: str, listen: tuple[str, int]) -> ThreadingHTTPServer:
     return ThreadingHTTPServer(listen, handler)
 
 
-def _address(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(':')
-    if not sep or not port.isdigit():
-        raise argparse.ArgumentTypeError(f'expected IP:PORT, got {value!r}')
-    return host.strip('[]'), int(port)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog='python -m kubernetes_mgmt.lab.mirror',
         description="The lab's site mirror (apt key, CNI manifests).")
     parser.add_argument('--dir', required=True, help='directory to serve')
-    parser.add_argument('--listen', required=True, type=_address,
+    parser.add_argument('--listen', required=True, type=listen_address,
                         help='IP:PORT to listen on')
     args = parser.parse_args(argv)
     server = serve(args.dir, args.listen)

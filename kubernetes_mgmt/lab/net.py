@@ -6,6 +6,7 @@ and namespaces whose names carry the lab's prefix are ever deleted.
 """
 from __future__ import annotations
 
+import argparse
 import ipaddress
 import json
 import re
@@ -228,3 +229,11 @@ def free_port(ip: str, preferred: int) -> int:
                 continue
             return sock.getsockname()[1]
     raise LabError(f'no free TCP port on {ip}')
+
+
+def listen_address(value: str) -> tuple[str, int]:
+    """``IP:PORT`` of a lab server's command line, as a bind address."""
+    host, sep, port = value.rpartition(':')
+    if not sep or not port.isdigit():
+        raise argparse.ArgumentTypeError(f'expected IP:PORT, got {value!r}')
+    return host.strip('[]'), int(port)

@@ -28,9 +28,8 @@ def _lab(masters: int, workers: int):
     return lab
 
 
-@pytest.fixture(scope='module')
-def simple():
-    lab = _lab(1, 2)
+def _instantiated(masters: int, workers: int):
+    lab = _lab(masters, workers)
     try:
         with driving.driver_options(lab):
             request, instance = driving.new_instance(lab)
@@ -38,18 +37,16 @@ def simple():
             yield lab, instance
     finally:
         lab.down()
+
+
+@pytest.fixture(scope='module')
+def simple():
+    yield from _instantiated(1, 2)
 
 
 @pytest.fixture(scope='module')
 def ha():
-    lab = _lab(3, 2)
-    try:
-        with driving.driver_options(lab):
-            request, instance = driving.new_instance(lab)
-            driving.instantiate_end(request, instance)
-            yield lab, instance
-    finally:
-        lab.down()
+    yield from _instantiated(3, 2)
 
 
 def nodes_by_role(lab):

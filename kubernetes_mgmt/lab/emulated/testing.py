@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass
 
 from kubernetes_mgmt.lab.emulated import COMMANDS, PACKAGE, apiserver, daemons
+from kubernetes_mgmt.lab.mirror import CALICO_MANIFEST
 
 BASE_PACKAGES = ('containerd', 'kubelet', 'kubeadm', 'kubectl',
                  'etcd-client')
@@ -107,33 +108,8 @@ def _pids(pidfile: str, binary: str) -> list[int]:
     return [p for p in pids if daemons._alive(p, binary)]
 
 
-# A pod network add-on as small as the emulation needs: its DaemonSet
-# name is what marks the CNI as installed.
-CNI_MANIFEST = """\
-apiVersion: v1
-kind: ServiceAccount
-metadata:
-  name: calico-node
-  namespace: kube-system
----
-apiVersion: apps/v1
-kind: DaemonSet
-metadata:
-  name: calico-node
-  namespace: kube-system
-spec:
-  selector:
-    matchLabels: {k8s-app: calico-node}
-  template:
-    metadata:
-      labels: {k8s-app: calico-node}
-    spec:
-      hostNetwork: true
-      tolerations: [{operator: Exists}]
-      containers:
-      - name: calico-node
-        image: docker.io/calico/node:v3.28.0
-"""
+# The lab mirror's Calico stand-in: what marks the CNI as installed.
+CNI_MANIFEST = CALICO_MANIFEST
 
 
 @dataclass
