@@ -2,13 +2,18 @@
 
 The driver object is shared by concurrent operations, so nothing lives on
 it; later hooks read what earlier hooks stored in the VNF instance's
-``vnf_metadata`` under one key.
+``vnf_metadata`` under one key. Tacker declares that field a
+``DictOfStringsField`` (a dict value raises ValueError on assignment), so
+our state is stored there as one JSON string.
 """
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from kubernetes_mgmt.errors import MgmtDriverError
 
 METADATA_KEY = 'kubernetes_mgmt'
 
@@ -48,12 +53,22 @@ class DriverState:
 
 def load(vnf_instance: Any) -> DriverState:
     metadata = getattr(vnf_instance, 'vnf_metadata', None) or {}
-    return DriverState.from_dict(dict(metadata.get(METADATA_KEY) or {}))
+    stored = metadata.get(METADATA_KEY) or {}
+    if isinstance(stored, str):
+        try:
+            stored = json.loads(stored)
+        except ValueError as exc:
+            raise MgmtDriverError(
+                f'vnf_metadata[{METADATA_KEY!r}] of VNF instance '
+                f'{getattr(vnf_instance, "id", "?")} is not the JSON this '
+                f'driver stores: {exc}') from None
+    return DriverState.from_dict(dict(stored))
 
 
 def save(vnf_instance: Any, state: DriverState) -> None:
     metadata = dict(getattr(vnf_instance, 'vnf_metadata', None) or {})
-    metadata[METADATA_KEY] = dataclasses.asdict(state)
+    metadata[METADATA_KEY] = json.dumps(dataclasses.asdict(state),
+                                        sort_keys=True)
     vnf_instance.vnf_metadata = metadata
     if callable(getattr(vnf_instance, 'save', None)):
         vnf_instance.save()

@@ -13,6 +13,7 @@ _SUBCOMMAND_MODULES = (
     'kubernetes_mgmt.cli.validate',
     'kubernetes_mgmt.cli.lab',
     'kubernetes_mgmt.cli.demo',
+    'kubernetes_mgmt.cli.package',
 )
 
 

@@ -10,6 +10,7 @@ import urllib.request
 
 import pytest
 
+from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.lab import driving
 from kubernetes_mgmt.lab.emulated import ClusterView, inject_fault
@@ -96,9 +97,9 @@ def test_simple_cluster_is_installed_and_registered(simple):
     lab, instance = simple
     master = lab.state.hosts[0]
     assert_cluster_and_vim(lab, instance, f'https://{master.ip}:6443')
-    stored = instance.vnf_metadata['kubernetes_mgmt']
-    assert stored['control_plane_endpoint'] == f'{master.ip}:6443'
-    assert len(stored['nodes']) == 3 and len(stored['host_keys']) == 3
+    stored = instance_state.load(instance)
+    assert stored.control_plane_endpoint == f'{master.ip}:6443'
+    assert len(stored.nodes) == 3 and len(stored.host_keys) == 3
 
 
 def test_ha_cluster_is_installed_and_registered(ha):

@@ -1,0 +1,113 @@
+"""``kubernetes-mgmt package build|verify``: the VNF package (CSAR).
+
+build: assemble the CSAR to upload with ``openstack vnf package upload``.
+verify: check a CSAR before uploading it (or after upgrading the plugin).
+Exit status: 0 fine, 1 a problem (build failed, verify found problems),
+2 the input cannot be read.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from kubernetes_mgmt.vnf_package import layout
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1
+EXIT_UNREADABLE = 2
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        'package', help='build or verify the VNF package (CSAR)',
+        description='Build the sample VNF package or verify a CSAR.')
+    sub = parser.add_subparsers(dest='package_command', required=True)
+    _register_build(sub)
+    _register_verify(sub)
+
+
+def _register_build(sub: Any) -> None:
+    build = sub.add_parser(
+        'build', help='assemble the VNF package (CSAR)',
+        description='Assemble the VNF package from the sample shipped with '
+                    'the plugin, the installed driver module and scripts, '
+                    'the ETSI SOL001 type files and a VM image, with the '
+                    'SHA-256 of every artifact in TOSCA.meta.')
+    build.add_argument('-o', '--output', type=Path,
+                       default=Path(layout.DEFAULT_OUTPUT), metavar='FILE',
+                       help='CSAR to write (default: %(default)s)')
+    build.add_argument('--image', type=Path, metavar='PATH',
+                       help='VM image for the masters and workers (an '
+                            'Ubuntu cloud image); without it a placeholder '
+                            'that cannot boot is packed')
+    build.add_argument('--sol001-dir', type=Path, metavar='DIR',
+                       help='directory with etsi_nfv_sol001_common_types.'
+                            'yaml and etsi_nfv_sol001_vnfd_types.yaml '
+                            '(default: the installed tacker package, else '
+                            'the tacker wheel downloaded once with pip)')
+    build.set_defaults(func=_build)
+
+
+def _register_verify(sub: Any) -> None:
+    verify = sub.add_parser(
+        'verify', help='check a VNF package (CSAR)',
+        description='Check the hashes in TOSCA.meta, every path the VNFD '
+                    'and the request samples reference, that '
+                    'Scripts/kubernetes_mgmt.py is the installed driver '
+                    'module, and that the user data class imports. Exit '
+                    'status 0: fine, 1: problems, 2: unreadable.')
+    verify.add_argument('file', type=Path, metavar='FILE',
+                        help='the CSAR (zip) to check')
+    verify.add_argument('--request', type=Path, action='append',
+                        default=[], metavar='FILE',
+                        help='also check the paths this Instantiate request '
+                             '(JSON) references; may be repeated')
+    verify.set_defaults(func=_verify)
+
+
+def _build(args: argparse.Namespace) -> int:
+    from kubernetes_mgmt.vnf_package.build import (
+        BuildError,
+        BuildOptions,
+        build,
+    )
+    options = BuildOptions(output=args.output, image=args.image,
+                           sol001_dir=args.sol001_dir)
+    try:
+        report = build(options)
+    except BuildError as exc:
+        print(f'error: {exc}', file=sys.stderr)
+        return EXIT_PROBLEMS
+    except OSError as exc:
+        print(f'error: {exc.filename or ""}: {exc.strerror or exc}',
+              file=sys.stderr)
+        return EXIT_PROBLEMS
+    except Exception as exc:    # a bug or a broken install: still one line
+        print(f'error: build failed: {type(exc).__name__}: {exc}',
+              file=sys.stderr)
+        return EXIT_PROBLEMS
+    print('\n'.join(report.lines()))
+    return EXIT_OK
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from kubernetes_mgmt.vnf_package.verify import Unreadable, verify
+    try:
+        result = verify(args.file, extra_requests=args.request)
+    except Unreadable as exc:
+        print(f'error: {exc}', file=sys.stderr)
+        return EXIT_UNREADABLE
+    except Exception as exc:    # a bug or a broken install: still one line
+        print(f'error: verify failed: {type(exc).__name__}: {exc}',
+              file=sys.stderr)
+        return EXIT_PROBLEMS
+    for problem in result.problems:
+        print(f'problem: {problem}', file=sys.stderr)
+    if result.problems:
+        print(f'{args.file}: {len(result.problems)} problem(s)',
+              file=sys.stderr)
+        return EXIT_PROBLEMS
+    print('\n'.join(result.summary()))
+    return EXIT_OK

@@ -1,0 +1,188 @@
+"""``kubernetes-mgmt package build``: assemble the CSAR.
+
+The package gets the INSTALLED driver module as ``Scripts/kubernetes_mgmt.py``
+(byte for byte: Tacker refuses every hook when its hash differs), the node
+scripts of the installed plugin, the SOL001 type files of the Tacker
+distribution and the VM image; TOSCA.meta lists the SHA-256 of every file
+outside ``Definitions/``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from hashlib import sha256
+from pathlib import Path, PurePosixPath
+
+from kubernetes_mgmt import scripts_dir
+from kubernetes_mgmt.vnf_package import image as images
+from kubernetes_mgmt.vnf_package import layout, meta, sol001, zipfmt
+from kubernetes_mgmt.vnf_package.zipfmt import Member
+
+ALGORITHM = 'SHA-256'
+_CONTENT_TYPES = {'.py': 'text/x-python', '.sh': 'application/x-sh',
+                  '.yaml': 'application/yaml', '.yml': 'application/yaml',
+                  '.json': 'application/json', '.txt': 'text/plain'}
+
+
+class BuildError(Exception):
+    """The package cannot be built; the message is one line."""
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    output: Path = Path(layout.DEFAULT_OUTPUT)
+    image: Path | None = None
+    sol001_dir: Path | None = None
+    cache_dir: Path | None = None       # for the SOL001 download
+
+
+@dataclass
+class BuildReport:
+    output: Path
+    sample_dir: Path
+    sol001_origin: str
+    driver_file: Path
+    image: images.Image
+    scripts: list[str] = field(default_factory=list)
+    artifacts: int = 0
+    files: int = 0
+
+    def lines(self) -> list[str]:
+        size = self.output.stat().st_size
+        img = self.image
+        found = [
+            f'VNF package written: {self.output} ({size} bytes, '
+            f'{self.files} files)',
+            f'  sample:        {self.sample_dir}',
+            f'  SOL001 types:  {self.sol001_origin}',
+            f'  driver:        {layout.DRIVER_FILE} = {self.driver_file} '
+            f'(plugin {layout.plugin_version()})',
+            *(f'  script:        {name}' for name in self.scripts),
+            f'  image:         {img.member_name} ({img.disk_format}, '
+            f'{img.size} bytes; its SHA-512 is in the VNFD)',
+            f'  TOSCA.meta:    {ALGORITHM} of {self.artifacts} artifacts',
+        ]
+        if img.placeholder:
+            found.append(
+                f'NOTE: no --image given: {img.member_name} is a '
+                'placeholder that cannot boot. Rebuild with --image PATH '
+                '(an Ubuntu cloud image) for a real deployment.')
+        return found
+
+
+def build(options: BuildOptions) -> BuildReport:
+    output = _output_path(options.output)
+    sample = _sample_dir()
+    try:
+        types = sol001.locate(options.sol001_dir, options.cache_dir)
+        image = (images.from_file(options.image) if options.image
+                 else images.placeholder())
+        members = _Members()
+        _add_sample(members, sample, image)
+    except (sol001.Sol001Error, images.ImageError) as exc:
+        raise BuildError(str(exc)) from None
+    _add_sol001(members, types)
+    driver = layout.installed_driver_file()
+    members.add(Member(layout.DRIVER_FILE, data=driver.read_bytes()))
+    scripts = _add_scripts(members)
+    members.add(Member(image.member_name, data=image.data,
+                       source=image.source, compress=image.placeholder))
+    tosca_meta = _tosca_meta(sample, members, image)
+    zipfmt.write(output, [Member(layout.TOSCA_META, data=tosca_meta.encode()),
+                          *members.ordered()])
+    return BuildReport(output=output, sample_dir=sample,
+                       sol001_origin=types.origin, driver_file=driver,
+                       image=image, scripts=scripts,
+                       artifacts=len(members.artifact_names()),
+                       files=len(members.by_name) + 1)
+
+
+class _Members:
+    """The CSAR's files by name; a name may come from one place only."""
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, Member] = {}
+
+    def add(self, member: Member) -> None:
+        if member.name in self.by_name:
+            raise BuildError(f'{member.name} would come from two places '
+                             '(the sample tree must not contain it)')
+        self.by_name[member.name] = member
+
+    def ordered(self) -> list[Member]:
+        return [self.by_name[name] for name in sorted(self.by_name)]
+
+    def artifact_names(self) -> list[str]:
+        # Definitions are the package's descriptors, not artifacts.
+        return sorted(name for name in self.by_name
+                      if not name.startswith(f'{layout.DEFINITIONS}/'))
+
+
+def _output_path(output: Path) -> Path:
+    output = Path(output)
+    if output.is_dir():
+        raise BuildError(f'-o {output} is a directory; give a file name')
+    if not output.parent.resolve().is_dir():
+        raise BuildError(f'-o {output}: directory {output.parent} does not '
+                         'exist')
+    return output
+
+
+def _sample_dir() -> Path:
+    try:
+        return layout.sample_package_dir()
+    except FileNotFoundError as exc:
+        raise BuildError(str(exc)) from None
+
+
+def _add_sample(members: _Members, sample: Path, image: images.Image) -> None:
+    for name in layout.tree_files(sample):
+        if name == layout.TOSCA_META:
+            continue            # rendered with the hashes below
+        path = sample / name
+        data = path.read_bytes()
+        if name.startswith(f'{layout.DEFINITIONS}/'):
+            data = images.fill(data.decode('utf-8'), image).encode('utf-8')
+        members.add(Member(name, data=data,
+                           executable=bool(path.stat().st_mode & 0o111)))
+
+
+def _add_sol001(members: _Members, types: sol001.Sol001Files) -> None:
+    for name in sol001.FILES:
+        members.add(Member(f'{layout.DEFINITIONS}/{name}',
+                           data=types.path(name).read_bytes()))
+
+
+def _add_scripts(members: _Members) -> list[str]:
+    added = []
+    for script in sorted(Path(scripts_dir()).glob('*.sh')):
+        name = f'{layout.SCRIPTS}/{script.name}'
+        members.add(Member(name, data=script.read_bytes(), executable=True))
+        added.append(name)
+    return added
+
+
+def _tosca_meta(sample: Path, members: _Members,
+                image: images.Image) -> str:
+    text = (sample / layout.TOSCA_META).read_text(encoding='utf-8')
+    try:
+        header = meta.parse(text).header
+    except meta.MetaError as exc:
+        raise BuildError(f'sample {exc}') from None
+    header['Created-By'] = (f'{layout.DISTRIBUTION} '
+                            f'{layout.plugin_version()}')
+    entry = header.get('Entry-Definitions')
+    if entry not in members.by_name:
+        raise BuildError(f'the sample TOSCA.meta names Entry-Definitions '
+                         f'{entry!r}, which is not in the sample')
+    artifacts = [meta.Artifact(
+        name=name, algorithm=ALGORITHM,
+        hash=(image.sha256 if name == image.member_name
+              else sha256(members.by_name[name].data or b'').hexdigest()),
+        content_type=_content_type(name))
+        for name in members.artifact_names()]
+    return meta.render(meta.ToscaMeta(header=header, artifacts=artifacts))
+
+
+def _content_type(name: str) -> str:
+    suffix = PurePosixPath(name).suffix.lower()
+    return _CONTENT_TYPES.get(suffix, 'application/octet-stream')

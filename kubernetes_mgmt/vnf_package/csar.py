@@ -1,0 +1,94 @@
+"""Reading a CSAR for verification, without extracting it."""
+from __future__ import annotations
+
+import posixpath
+import zipfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubernetes_mgmt.vnf_package.digest import ALGORITHMS, digests
+
+# What reading a damaged member raises (bad CRC, truncated, bad deflate).
+_DAMAGED = (zipfile.BadZipFile, zlib.error, OSError, EOFError)
+
+
+class Unreadable(Exception):
+    """The file cannot be read as a zip archive; one-line message."""
+
+
+class Csar:
+    """The files of a CSAR, by POSIX path (directories left out)."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        try:
+            self._zip = zipfile.ZipFile(self.path)
+        except FileNotFoundError:
+            raise Unreadable(f'{self.path}: no such file') from None
+        except IsADirectoryError:
+            raise Unreadable(f'{self.path} is a directory, not a CSAR '
+                             'file') from None
+        except zipfile.BadZipFile:
+            raise Unreadable(f'{self.path} is not a zip file (a CSAR is '
+                             'a zip archive)') from None
+        except OSError as exc:
+            raise Unreadable(f'cannot read {self.path}: '
+                             f'{exc.strerror or exc}') from None
+        self.names = sorted(i.filename for i in self._zip.infolist()
+                            if not i.is_dir())
+        self._known = set(self.names)
+
+    def __enter__(self) -> Csar:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._zip.close()
+
+    def has(self, name: str) -> bool:
+        return name in self._known
+
+    def read(self, name: str) -> bytes:
+        try:
+            return self._zip.read(name)
+        except _DAMAGED as exc:
+            raise Unreadable(f'{self.path}: {name} is corrupt: '
+                             f'{exc}') from None
+
+    def digest(self, name: str, algorithm: str) -> str:
+        """Hex digest of a member; ``algorithm`` as in TOSCA.meta."""
+        hashlib_name = ALGORITHMS[algorithm.lower()]
+        try:
+            with self._zip.open(name) as stream:
+                return digests(stream, hashlib_name)[hashlib_name]
+        except _DAMAGED as exc:
+            raise Unreadable(f'{self.path}: {name} is corrupt: '
+                             f'{exc}') from None
+
+    def load_yaml(self, name: str) -> Any:
+        """The parsed YAML of a member; ValueError with a one-line reason."""
+        try:
+            return yaml.safe_load(self.read(name))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, 'problem_mark', None)
+            where = f' (line {mark.line + 1})' if mark else ''
+            problem = getattr(exc, 'problem', None) or 'invalid YAML'
+            raise ValueError(f'{name} is not valid YAML{where}: '
+                             f'{problem}') from None
+
+
+def unsafe_name(name: str) -> bool:
+    """Absolute or escaping member names (Tacker refuses those too)."""
+    normal = posixpath.normpath(name)
+    return (name.startswith('/') or '\\' in name or normal == '..'
+            or normal.startswith('../'))
+
+
+def resolve(base_dir: str, reference: str) -> str | None:
+    """``reference`` relative to ``base_dir``; None if it leaves the CSAR."""
+    joined = posixpath.normpath(posixpath.join(base_dir, reference))
+    if joined.startswith('../') or joined == '..' or joined.startswith('/'):
+        return None
+    return joined

@@ -1,0 +1,78 @@
+"""Where things are: inside the CSAR, in the plugin, in a checkout."""
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import kubernetes_mgmt
+
+TOSCA_META = 'TOSCA-Metadata/TOSCA.meta'
+DEFINITIONS = 'Definitions'
+SCRIPTS = 'Scripts'
+DRIVER_FILE = 'Scripts/kubernetes_mgmt.py'
+IMAGES = 'Files/images'
+MANIFESTS = 'Files/kubernetes'
+BASE_HOT = 'BaseHOT'
+USER_DATA = 'UserData'
+DRIVER_NAME = 'mgmt-drivers-kubernetes'
+DISTRIBUTION = 'tacker-kubernetes-mgmt'
+DEFAULT_OUTPUT = 'kubernetes_mgmt_vnf_package.zip'
+
+_PACKAGE = Path(kubernetes_mgmt.__file__).resolve().parent
+# Files and directories of a sample tree that never go into a CSAR
+# (byte-compiled copies appear when the wheel is installed).
+_JUNK_DIRS = frozenset({'__pycache__'})
+_JUNK_SUFFIXES = ('.pyc', '.pyo', '~', '.swp')
+
+
+def samples_root() -> Path:
+    """``samples/``: package data of a wheel, else the checkout's.
+
+    setup.py copies the repository's ``samples/`` to
+    ``kubernetes_mgmt/data/samples`` when it builds a wheel; a checkout or
+    an editable install reads ``<repo>/samples``.
+    """
+    packaged = _PACKAGE / 'data' / 'samples'
+    checkout = _PACKAGE.parent / 'samples'
+    for candidate in (packaged, checkout):
+        if (candidate / 'vnf_package' / TOSCA_META).is_file():
+            return candidate
+    raise FileNotFoundError(
+        f'the sample VNF package is neither in {packaged} nor in '
+        f'{checkout}; reinstall {DISTRIBUTION}')
+
+
+def sample_package_dir() -> Path:
+    return samples_root() / 'vnf_package'
+
+
+def request_samples_dir() -> Path:
+    return samples_root() / 'requests'
+
+
+def installed_driver_file() -> Path:
+    """The module Tacker hashes: the file defining KubernetesMgmtDriver."""
+    from kubernetes_mgmt.kubernetes_mgmt import KubernetesMgmtDriver
+    return Path(inspect.getfile(KubernetesMgmtDriver))
+
+
+def plugin_version() -> str:
+    from importlib import metadata
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return 'unknown'
+
+
+def tree_files(root: Path) -> list[str]:
+    """Relative POSIX paths of the files under ``root``, sorted."""
+    found = []
+    for path in root.rglob('*'):
+        relative = path.relative_to(root)
+        if _JUNK_DIRS & set(relative.parts[:-1]):
+            continue
+        name = relative.name
+        if (path.is_file() and not name.startswith('.')
+                and not name.endswith(_JUNK_SUFFIXES)):
+            found.append(relative.as_posix())
+    return sorted(found)

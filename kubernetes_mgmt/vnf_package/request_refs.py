@@ -1,0 +1,109 @@
+"""Package paths that Instantiate requests reference.
+
+The driver reads ``script_path`` and ``pv_manifest_file_path`` from the
+unpacked package; Tacker imports ``lcm-operation-user-data`` from it. A
+request naming a file the package lacks fails only at instantiation, after
+the VMs were created; verify finds it before the upload.
+"""
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kubernetes_mgmt.params.schema import (
+    PARAM_KEY,
+    USER_DATA_CLASS_KEY,
+    USER_DATA_KEY,
+)
+
+_CAMEL_PARAM_KEY = 'k8sClusterInstallationParam'
+
+
+class RequestUnreadable(Exception):
+    """A request file cannot be read or is not JSON; one-line message."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    request: str        # file name of the request, for messages
+    key: str            # JSON path of the value
+    path: str           # path inside the package
+
+
+@dataclass(frozen=True)
+class UserData:
+    request: str
+    path: str
+    class_name: str
+
+    @property
+    def module(self) -> str:
+        """The module name Tacker imports (``UserData.k8s_...``)."""
+        return posixpath.splitext(self.path)[0].replace('/', '.')
+
+
+@dataclass(frozen=True)
+class RequestRefs:
+    name: str
+    flavour: str | None
+    references: tuple[Reference, ...]
+    user_data: UserData | None
+
+
+def instantiate_requests(directory: Path) -> list[Path]:
+    """The request samples that carry additionalParams."""
+    return [path for path in sorted(directory.glob('*.json'))
+            if 'additionalParams' in _load(path)]
+
+
+def read(path: Path) -> RequestRefs:
+    body = _load(path)
+    name = path.name
+    additional = body.get('additionalParams') or {}
+    param = additional.get(PARAM_KEY) or additional.get(
+        _CAMEL_PARAM_KEY) or {}
+    refs = [Reference(name, f'additionalParams.{PARAM_KEY}.script_path',
+                      _package_path(param.get('script_path')))]
+    for index, pv in enumerate(_list(param.get('pv_registration_params'))):
+        refs.append(Reference(
+            name, f'additionalParams.{PARAM_KEY}.pv_registration_params'
+                  f'[{index}].pv_manifest_file_path',
+            _package_path(pv.get('pv_manifest_file_path'))))
+    user_data = None
+    if additional.get(USER_DATA_KEY):
+        path_in_package = _package_path(additional[USER_DATA_KEY])
+        refs.append(Reference(name, f'additionalParams.{USER_DATA_KEY}',
+                              path_in_package))
+        user_data = UserData(name, path_in_package,
+                             str(additional.get(USER_DATA_CLASS_KEY, '')))
+    flavour = body.get('flavourId')
+    return RequestRefs(name, flavour if isinstance(flavour, str) else None,
+                       tuple(r for r in refs if r.path), user_data)
+
+
+def _load(path: Path) -> dict:
+    try:
+        body = json.loads(path.read_text(encoding='utf-8-sig'))
+    except OSError as exc:
+        raise RequestUnreadable(f'cannot read {path}: '
+                                f'{exc.strerror or exc}') from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RequestUnreadable(f'{path} is not JSON: {exc}') from None
+    if not isinstance(body, dict):
+        raise RequestUnreadable(f'{path} is not a JSON object')
+    return body
+
+
+def _package_path(value: Any) -> str:
+    """Like Tacker: './UserData/x.py' is 'UserData/x.py' in the package."""
+    if not isinstance(value, str):
+        return ''
+    return posixpath.normpath(value) if value.strip() else ''
+
+
+def _list(value: Any) -> list[dict]:
+    return [v for v in value if isinstance(v, dict)] \
+        if isinstance(value, list) else []

@@ -1,0 +1,220 @@
+"""``kubernetes-mgmt package verify``: is this CSAR what Tacker needs?
+
+Checks, each problem one line: the SHA-256 in TOSCA.meta, that every file
+outside Definitions/ is listed there, every path the VNFD and the request
+samples reference, the BaseHOT of each flavour, the image checksum in the
+VNFD, that ``Scripts/kubernetes_mgmt.py`` is the installed driver module
+(Tacker refuses every hook otherwise), that the user data class imports,
+and, where ``kubernetes-validate`` is installed, the Kubernetes manifests.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kubernetes_mgmt.vnf_package import (
+    basehot,
+    layout,
+    manifests,
+    meta,
+    request_refs,
+    userdata_check,
+    vnfd,
+)
+from kubernetes_mgmt.vnf_package.csar import Csar, Unreadable, unsafe_name
+
+__all__ = ['Unreadable', 'VerifyResult', 'verify']
+
+_NOT_ARTIFACTS = (f'{layout.DEFINITIONS}/', 'TOSCA-Metadata/')
+
+
+@dataclass
+class VerifyResult:
+    path: Path
+    problems: list[str] = field(default_factory=list)
+    created_by: str = ''
+    files: int = 0
+    artifacts: int = 0
+    flavours: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    user_data: list[str] = field(default_factory=list)
+    tacker_stubbed: bool = False
+    manifests: int | None = None    # None: validator not installed
+
+    def add(self, problems: Iterable[str]) -> None:
+        # One line per problem, whatever an exception message contained.
+        self.problems.extend(' '.join(p.split()) for p in problems)
+
+    def summary(self) -> list[str]:
+        lines = [
+            f'{self.path}: OK ({self.files} files, built by '
+            f'{self.created_by or "an unknown tool"})',
+            f'  hashes:     {self.artifacts} artifacts match TOSCA.meta',
+            f'  flavours:   {", ".join(self.flavours)} (VNFD and BaseHOT)',
+            f'  driver:     {layout.DRIVER_FILE} is the installed module '
+            f'(plugin {layout.plugin_version()})',
+            f'  requests:   {", ".join(self.requests) or "none"}',
+            f'  user data:  {", ".join(self.user_data) or "none"} imports'
+            + (' (with stand-ins for Tacker, which is not installed)'
+               if self.tacker_stubbed else ''),
+        ]
+        if self.manifests is None:
+            lines.append('  manifests:  not checked (pip install '
+                         'kubernetes-validate to check them)')
+        else:
+            lines.append(f'  manifests:  {self.manifests} Kubernetes '
+                         'manifest file(s) match the API schema')
+        return lines
+
+
+def verify(path: Path, extra_requests: Iterable[Path] = ()) -> VerifyResult:
+    """Check the CSAR at ``path``; Unreadable if it cannot be opened."""
+    requests = _read_requests(extra_requests)
+    result = VerifyResult(Path(path))
+    with Csar(Path(path)) as csar:
+        result.files = len(csar.names)
+        result.add(f'{name}: unsafe path in the archive'
+                   for name in csar.names if unsafe_name(name))
+        tosca_meta = _check_meta(csar, result)
+        if tosca_meta is None or not tosca_meta.entry_definitions:
+            return result
+        facts = vnfd.inspect(csar, tosca_meta.entry_definitions)
+        result.add(facts.problems)
+        result.flavours = facts.flavours
+        for flavour in facts.flavours:
+            result.add(basehot.inspect(csar, flavour).problems)
+        _check_images(csar, facts, result)
+        _check_driver(csar, facts, result)
+        _check_requests(csar, requests, facts.flavours, result)
+        _check_manifests(csar, result)
+    return result
+
+
+def _read_requests(extra: Iterable[Path]) -> list[request_refs.RequestRefs]:
+    try:
+        paths = request_refs.instantiate_requests(
+            layout.request_samples_dir()) + [Path(p) for p in extra]
+        return [request_refs.read(p) for p in paths]
+    except request_refs.RequestUnreadable as exc:
+        raise Unreadable(str(exc)) from None
+
+
+def _check_meta(csar: Csar, result: VerifyResult) -> meta.ToscaMeta | None:
+    if not csar.has(layout.TOSCA_META):
+        result.add([f'{layout.TOSCA_META} is missing: not a CSAR built by '
+                    'kubernetes-mgmt package build'])
+        return None
+    try:
+        tosca_meta = meta.parse(csar.read(layout.TOSCA_META).decode(
+            'utf-8', 'replace'))
+    except meta.MetaError as exc:
+        result.add([str(exc)])
+        return None
+    result.created_by = tosca_meta.header.get('Created-By', '')
+    result.add(tosca_meta.problems)
+    entry = tosca_meta.entry_definitions
+    if entry and not csar.has(entry):
+        result.add([f'TOSCA.meta: Entry-Definitions {entry} is not in the '
+                    'package'])
+    _check_hashes(csar, tosca_meta, result)
+    return tosca_meta
+
+
+def _check_hashes(csar: Csar, tosca_meta: meta.ToscaMeta,
+                  result: VerifyResult) -> None:
+    listed = set()
+    for artifact in tosca_meta.artifacts:
+        listed.add(artifact.name)
+        if not csar.has(artifact.name):
+            result.add([f'TOSCA.meta lists {artifact.name}, which is not in '
+                        'the package'])
+            continue
+        actual = csar.digest(artifact.name, artifact.algorithm)
+        if actual != artifact.hash.lower():
+            result.add([
+                f'TOSCA.meta: the {artifact.algorithm} of {artifact.name} '
+                f'is {artifact.hash}, but the file has {actual}: it changed '
+                'after the package was built (Tacker rejects the upload); '
+                'rebuild with kubernetes-mgmt package build'])
+    result.artifacts = len(listed)
+    result.add(f'{name} is not listed in TOSCA.meta (no hash): rebuild with '
+               'kubernetes-mgmt package build'
+               for name in csar.names
+               if name not in listed and not name.startswith(_NOT_ARTIFACTS))
+
+
+def _check_images(csar: Csar, facts: vnfd.VnfdFacts,
+                  result: VerifyResult) -> None:
+    for image in facts.images:
+        if not image.algorithm or not image.hash:
+            continue
+        try:
+            actual = csar.digest(image.path, image.algorithm)
+        except KeyError:
+            result.add([f'{image.node}: sw_image_data.checksum.algorithm '
+                        f'{image.algorithm} is unknown'])
+            continue
+        if actual != str(image.hash).lower():
+            result.add([
+                f'{image.node}: sw_image_data.checksum.hash is not the '
+                f'{image.algorithm} of {image.path}: Glance would reject '
+                'the image at instantiation; rebuild with kubernetes-mgmt '
+                'package build --image PATH'])
+
+
+def _check_driver(csar: Csar, facts: vnfd.VnfdFacts,
+                  result: VerifyResult) -> None:
+    installed_file = layout.installed_driver_file()
+    installed = installed_file.read_bytes()
+    for name in sorted(facts.driver_files):
+        if csar.has(name) and csar.read(name) != installed:
+            result.add([
+                f'{name} differs from the installed driver module '
+                f'{installed_file} (plugin {layout.plugin_version()}; the '
+                f'package was built by {result.created_by or "unknown"}): '
+                'the package was built for another plugin version and '
+                'Tacker would refuse every LCM operation '
+                '(MgmtDriverHashMatchFailure). Rebuild the package with '
+                'kubernetes-mgmt package build and upload it, or install '
+                'the plugin version the package was built for'])
+
+
+def _check_requests(csar: Csar, requests: list[request_refs.RequestRefs],
+                    flavours: list[str], result: VerifyResult) -> None:
+    imported = set()
+    for request in requests:
+        result.requests.append(request.name)
+        if request.flavour and flavours and request.flavour not in flavours:
+            result.add([f'{request.name}: flavourId {request.flavour} is '
+                        f'not a flavour of the VNFD ({", ".join(flavours)})'])
+        result.add(f'{ref.request}: {ref.key} {ref.path} is not in the '
+                   'package' for ref in request.references
+                   if not csar.has(ref.path))
+        user_data = request.user_data
+        if user_data and csar.has(user_data.path) and \
+                (user_data.path, user_data.class_name) not in imported:
+            imported.add((user_data.path, user_data.class_name))
+            _check_user_data(csar, user_data, result)
+
+
+def _check_user_data(csar: Csar, user_data: request_refs.UserData,
+                     result: VerifyResult) -> None:
+    problem, stubbed = userdata_check.check(csar, user_data)
+    result.tacker_stubbed |= stubbed
+    if problem:
+        result.add([problem])
+    else:
+        result.user_data.append(
+            f'{user_data.path} ({user_data.class_name})')
+
+
+def _check_manifests(csar: Csar, result: VerifyResult) -> None:
+    if not manifests.available():
+        return
+    names = [n for n in csar.names if n.startswith(f'{layout.MANIFESTS}/')
+             and n.endswith(('.yaml', '.yml'))]
+    for name in names:
+        result.add(manifests.problems(
+            name, csar.read(name).decode('utf-8', 'replace')))
+    result.manifests = len(names)

@@ -1,0 +1,99 @@
+"""Tacker's CSAR loader accepts the package ``package build`` writes.
+
+``csar_utils.load_csar_data`` is what tacker-conductor runs on
+``openstack vnf package upload``: TOSCA parsing with the SOL001 types
+inside the package, the SHA-256 in TOSCA.meta, flavours, images and
+instantiation levels.
+"""
+import hashlib
+import uuid
+
+import pytest
+
+# flavour -> VDU -> initial number of VMs (VduInitialDelta)
+EXPECTED_VDUS = {'simple': {'masterNode': 1, 'workerNode': 2},
+                 'complex': {'masterNode': 3, 'workerNode': 2}}
+ASPECTS = {'master_instance', 'worker_instance'}
+
+
+def _topology(flavour):
+    return flavour['tpl_dict']['topology_template']
+
+
+def _policies(flavour, policy_type):
+    for policy in _topology(flavour)['policies']:
+        for name, definition in policy.items():
+            if definition['type'] == policy_type:
+                yield name, definition
+
+
+def test_both_flavours_are_returned(onboarded):
+    assert set(onboarded.flavours) == set(EXPECTED_VDUS)
+    assert onboarded.vnf_data['descriptor_id']
+    assert onboarded.vnf_data['provider'] == 'tacker-kubernetes-mgmt'
+
+
+@pytest.mark.parametrize('flavour_id', sorted(EXPECTED_VDUS))
+def test_flavour_has_the_vdus_and_aspects(onboarded, flavour_id):
+    flavour = onboarded.flavours[flavour_id]
+    nodes = _topology(flavour)['node_templates']
+    vdus = {name for name, node in nodes.items()
+            if node['type'] == 'tosca.nodes.nfv.Vdu.Compute'}
+    assert vdus == set(EXPECTED_VDUS[flavour_id])
+
+    aspects = [d['properties']['aspects'] for _, d in
+               _policies(flavour, 'tosca.policies.nfv.ScalingAspects')]
+    assert len(aspects) == 1 and set(aspects[0]) == ASPECTS
+
+    initial = {}
+    for _, d in _policies(flavour, 'tosca.policies.nfv.VduInitialDelta'):
+        for vdu in d['targets']:
+            initial[vdu] = d['properties']['initial_delta'][
+                'number_of_instances']
+    assert initial == EXPECTED_VDUS[flavour_id]
+
+    # Tacker read the instantiation levels and one image per VDU.
+    assert flavour['instantiation_levels']
+    assert {i['software_image_id'] for i in flavour['sw_images']} == vdus
+
+
+def test_artifacts_are_unpacked_with_their_hashes(onboarded):
+    # Tacker returns the artifacts TOSCA.meta lists, after checking them.
+    paths = {a['Source'] for a in onboarded.artifacts}
+    assert 'Scripts/kubernetes_mgmt.py' in paths
+    for artifact in onboarded.artifacts:
+        assert artifact['Algorithm'].upper().replace('-', '') == 'SHA256'
+        data = (onboarded.root / artifact['Source']).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == artifact['Hash']
+
+
+@pytest.mark.parametrize('flavour_id', sorted(EXPECTED_VDUS))
+def test_tacker_sizes_each_flavour_for_instantiate(vnfd_in_db, tacker_context,
+                                                  tacker_request,
+                                                  request_body, flavour_id):
+    """Before instantiating, the conductor (``_instantiate_grant``) builds
+    ``instantiated_vnf_info`` from the flavour's VNFD, parsing it again
+    WITHOUT the substitution mappings' requirements; tosca-parser then
+    checks the VNF node type's requirement occurrences on their own."""
+    from tacker import objects
+    from tacker.vnflcm import utils as vnflcm_utils
+
+    body = request_body(f'{flavour_id}_kubernetes_param_file.json',
+                        REPLACE_WITH_A_NEW_UUID=str(uuid.uuid4()),
+                        REPLACE_WITH_OPENSTACK_VIM_ID=str(uuid.uuid4()),
+                        REPLACE_WITH_NETWORK_ID=str(uuid.uuid4()))
+    request = tacker_request('InstantiateVnfRequest', body)
+    instance = objects.VnfInstance(context=tacker_context,
+                                   id=str(uuid.uuid4()),
+                                   vnfd_id=vnfd_in_db.vnfd_id)
+    instance.instantiated_vnf_info = objects.InstantiatedVnfInfo(
+        flavour_id=flavour_id, vnf_instance_id=instance.id)
+    instance.instantiated_vnf_info.reinitialize()
+    vnfd_dict = vnflcm_utils._get_vnfd_dict(tacker_context,
+                                            instance.vnfd_id, flavour_id)
+    vnflcm_utils._build_instantiated_vnf_info(vnfd_dict, request, instance,
+                                              '')
+    counts = {}
+    for vnfc in instance.instantiated_vnf_info.vnfc_resource_info:
+        counts[vnfc.vdu_id] = counts.get(vnfc.vdu_id, 0) + 1
+    assert counts == EXPECTED_VDUS[flavour_id]

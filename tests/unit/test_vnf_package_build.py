@@ -1,0 +1,245 @@
+"""``kubernetes-mgmt package build``."""
+from __future__ import annotations
+
+import hashlib
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubernetes_mgmt import scripts_dir
+from kubernetes_mgmt.cli import main
+from kubernetes_mgmt.vnf_package import image, layout, meta, sol001
+from kubernetes_mgmt.vnf_package.build import BuildOptions, build
+
+QCOW2_HEAD = b'QFI\xfb\x00\x00\x00\x03' + bytes(504)
+FLAVOUR_FILES = ('Definitions/kubernetes_mgmt_df_simple.yaml',
+                 'Definitions/kubernetes_mgmt_df_complex.yaml')
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = main(['package', *argv])
+    out, err = capsys.readouterr()
+    assert 'Traceback' not in out + err
+    return status, out, err
+
+
+def members(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def tosca_meta(path: Path) -> meta.ToscaMeta:
+    return meta.parse(members(path)[layout.TOSCA_META].decode())
+
+
+def test_build_then_verify_succeeds(capsys, tmp_path, sol001_dir):
+    output = tmp_path / 'k8s.zip'
+    status, out, err = run(capsys, 'build', '-o', str(output),
+                           '--sol001-dir', str(sol001_dir))
+    assert (status, err) == (0, '')
+    assert f'VNF package written: {output}' in out
+    assert 'NOTE: no --image given' in out
+    status, out, err = run(capsys, 'verify', str(output))
+    assert (status, err) == (0, '')
+    assert f'{output}: OK' in out
+    assert 'flavours:   simple, complex' in out
+
+
+def test_default_output_name(capsys, tmp_path, monkeypatch, sol001_dir):
+    monkeypatch.chdir(tmp_path)
+    status, _, _ = run(capsys, 'build', '--sol001-dir', str(sol001_dir))
+    assert status == 0
+    assert (tmp_path / 'kubernetes_mgmt_vnf_package.zip').is_file()
+
+
+def test_same_input_gives_the_same_bytes(tmp_path, sol001_dir):
+    first, second = tmp_path / 'a.zip', tmp_path / 'b.zip'
+    for output in (first, second):
+        build(BuildOptions(output=output, sol001_dir=sol001_dir))
+    assert first.read_bytes() == second.read_bytes()
+    with zipfile.ZipFile(first) as archive:
+        infos = archive.infolist()
+    assert {i.date_time for i in infos} == {(1980, 1, 1, 0, 0, 0)}
+    assert infos[0].filename == layout.TOSCA_META
+    assert [i.filename for i in infos[1:]] == sorted(
+        i.filename for i in infos[1:])
+
+
+def test_driver_is_the_installed_module_byte_for_byte(built_package):
+    assert members(built_package)[layout.DRIVER_FILE] == \
+        layout.installed_driver_file().read_bytes()
+
+
+def test_scripts_and_sol001_files_are_packed(built_package, sol001_dir):
+    files = members(built_package)
+    for script in Path(scripts_dir()).glob('*.sh'):
+        assert files[f'Scripts/{script.name}'] == script.read_bytes()
+    for name in sol001.FILES:
+        assert files[f'Definitions/{name}'] == (sol001_dir / name).read_bytes()
+    with zipfile.ZipFile(built_package) as archive:
+        mode = archive.getinfo('Scripts/install_k8s_cluster.sh') \
+            .external_attr >> 16
+    assert stat.S_IMODE(mode) == 0o755
+
+
+def test_tosca_meta_hashes_every_file_but_the_definitions(built_package):
+    files = members(built_package)
+    parsed = tosca_meta(built_package)
+    assert parsed.problems == []
+    assert parsed.header['Entry-Definitions'] == \
+        'Definitions/kubernetes_mgmt_top.vnfd.yaml'
+    assert parsed.header['Created-By'].startswith('tacker-kubernetes-mgmt ')
+    listed = {a.name: a for a in parsed.artifacts}
+    assert set(listed) == {n for n in files if not n.startswith(
+        ('Definitions/', 'TOSCA-Metadata/'))}
+    assert {'Scripts/kubernetes_mgmt.py', 'Scripts/install_k8s_cluster.sh',
+            'UserData/k8s_cluster_user_data.py',
+            'Files/images/kubernetes-mgmt-placeholder.img'} <= set(listed)
+    for name, artifact in listed.items():
+        assert artifact.algorithm == 'SHA-256'
+        assert artifact.hash == hashlib.sha256(files[name]).hexdigest()
+
+
+def test_placeholder_image_is_described_in_the_vnfd(built_package):
+    files = members(built_package)
+    data = files['Files/images/kubernetes-mgmt-placeholder.img']
+    assert b'NOT A BOOTABLE VM IMAGE' in data
+    for name in FLAVOUR_FILES:
+        text = files[name].decode()
+        assert '@IMAGE_' not in text
+        vdus = yaml.safe_load(text)['topology_template']['node_templates']
+        for vdu in ('masterNode', 'workerNode'):
+            props = vdus[vdu]['properties']['sw_image_data']
+            assert props['checksum'] == {
+                'algorithm': 'sha-512',
+                'hash': hashlib.sha512(data).hexdigest()}
+            assert props['disk_format'] == 'raw'
+            assert props['size'] == f'{len(data)} B'
+            assert vdus[vdu]['artifacts']['sw_image']['file'] == \
+                '../Files/images/kubernetes-mgmt-placeholder.img'
+
+
+def test_given_image_is_packed_and_described(capsys, tmp_path, sol001_dir):
+    source = tmp_path / 'ubuntu-24.04.img'
+    source.write_bytes(QCOW2_HEAD + b'disk')
+    output = tmp_path / 'k8s.zip'
+    status, out, _ = run(capsys, 'build', '-o', str(output), '--image',
+                         str(source), '--sol001-dir', str(sol001_dir))
+    assert status == 0
+    assert 'Files/images/ubuntu-24.04.img (qcow2' in out
+    assert 'NOTE' not in out
+    files = members(output)
+    assert files['Files/images/ubuntu-24.04.img'] == source.read_bytes()
+    assert 'Files/images/kubernetes-mgmt-placeholder.img' not in files
+    vnfd = yaml.safe_load(files[FLAVOUR_FILES[0]])
+    master = vnfd['topology_template']['node_templates']['masterNode']
+    assert master['properties']['sw_image_data']['disk_format'] == 'qcow2'
+    assert master['properties']['sw_image_data']['checksum']['hash'] == \
+        hashlib.sha512(source.read_bytes()).hexdigest()
+    assert master['artifacts']['sw_image']['file'] == \
+        '../Files/images/ubuntu-24.04.img'
+    with zipfile.ZipFile(output) as archive:
+        info = archive.getinfo('Files/images/ubuntu-24.04.img')
+    assert info.compress_type == zipfile.ZIP_STORED
+    status, out, err = run(capsys, 'verify', str(output))
+    assert (status, err) == (0, '')
+
+
+@pytest.mark.parametrize('head, name, expected', [
+    (QCOW2_HEAD, 'x.img', 'qcow2'),
+    (b'KDMV' + bytes(60), 'x.bin', 'vmdk'),
+    (bytes(64), 'x.iso', 'iso'),
+    (bytes(64), 'x.img', 'raw'),
+    (bytes(0x8001) + b'CD001', 'x', 'iso'),
+])
+def test_disk_format(head, name, expected):
+    assert image.disk_format(head, name) == expected
+
+
+def test_image_name_must_be_safe(capsys, tmp_path, sol001_dir):
+    source = tmp_path / 'my image;rm.img'
+    source.write_bytes(b'x')
+    status, _, err = run(capsys, 'build', '-o', str(tmp_path / 'k.zip'),
+                         '--image', str(source),
+                         '--sol001-dir', str(sol001_dir))
+    assert status == 1
+    assert 'rename the file' in err
+    assert not (tmp_path / 'k.zip').exists()
+
+
+def test_missing_image_and_sol001_dir_are_clear_errors(capsys, tmp_path):
+    status, _, err = run(capsys, 'build', '-o', str(tmp_path / 'k.zip'),
+                         '--sol001-dir', str(tmp_path))
+    assert status == 1
+    assert err.startswith(f'error: --sol001-dir {tmp_path} has no '
+                          'etsi_nfv_sol001_common_types.yaml')
+    status, _, err = run(capsys, 'build', '-o', str(tmp_path / 'k.zip'),
+                         '--image', str(tmp_path / 'nope.img'))
+    assert status == 1
+    assert 'nope.img: no such file' in err
+
+
+def test_output_directory_must_exist(capsys, tmp_path, sol001_dir):
+    status, _, err = run(capsys, 'build', '-o',
+                         str(tmp_path / 'no' / 'k.zip'),
+                         '--sol001-dir', str(sol001_dir))
+    assert status == 1
+    assert 'does not exist' in err
+
+
+# -- where the SOL001 files come from -------------------------------------
+
+def test_sol001_dir_comes_first(tmp_path, sol001_dir):
+    found = sol001.locate(sol001_dir)
+    assert found.directory == sol001_dir
+    assert '--sol001-dir' in found.origin
+
+
+def test_cache_is_used_without_download(tmp_path, monkeypatch, sol001_dir):
+    monkeypatch.setattr(sol001, 'installed_tacker_dir', lambda: None)
+    cached = tmp_path / f'sol001-tacker-{sol001.TACKER_RELEASE}'
+    cached.mkdir()
+    for name in sol001.FILES:
+        (cached / name).write_bytes((sol001_dir / name).read_bytes())
+
+    def no_download(work):
+        raise AssertionError('downloaded although the cache is good')
+    monkeypatch.setattr(sol001, '_download_wheel', no_download)
+    found = sol001.locate(cache_dir=tmp_path)
+    assert found.directory == cached
+    assert 'PyPI' in found.origin
+
+
+def fake_wheel(work: Path, files: dict[str, bytes]) -> Path:
+    wheel = work / f'tacker-{sol001.TACKER_RELEASE}-py3-none-any.whl'
+    with zipfile.ZipFile(wheel, 'w') as archive:
+        for name, data in files.items():
+            archive.writestr(f'tacker/{sol001.TACKER_DATA_DIR}/{name}', data)
+    return wheel
+
+
+def test_download_fills_the_cache(tmp_path, monkeypatch, sol001_dir):
+    monkeypatch.setattr(sol001, 'installed_tacker_dir', lambda: None)
+    real = {n: (sol001_dir / n).read_bytes() for n in sol001.FILES}
+    monkeypatch.setattr(sol001, '_download_wheel',
+                        lambda work: fake_wheel(work, real))
+    found = sol001.locate(cache_dir=tmp_path)
+    for name in sol001.FILES:
+        assert (found.directory / name).read_bytes() == real[name]
+
+
+def test_download_with_other_content_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(sol001, 'installed_tacker_dir', lambda: None)
+    monkeypatch.setattr(sol001, '_download_wheel', lambda work: fake_wheel(
+        work, {n: b'tampered' for n in sol001.FILES}))
+    with pytest.raises(sol001.Sol001Error, match='SHA-256 differs'):
+        sol001.locate(cache_dir=tmp_path)
+
+
+def test_repository_does_not_carry_the_sol001_files():
+    sample = layout.sample_package_dir()
+    for name in sol001.FILES:
+        assert not (sample / 'Definitions' / name).exists()

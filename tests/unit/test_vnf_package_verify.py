@@ -1,0 +1,262 @@
+"""``kubernetes-mgmt package verify``: each problem gets a clear line."""
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from kubernetes_mgmt.cli import main
+from kubernetes_mgmt.vnf_package import layout, meta
+
+INSTALL_SCRIPT = 'Scripts/install_k8s_cluster.sh'
+USER_DATA = 'UserData/k8s_cluster_user_data.py'
+PLACEHOLDER = 'Files/images/kubernetes-mgmt-placeholder.img'
+
+
+def verify(capsys, *argv: str) -> tuple[int, str, str]:
+    status = main(['package', 'verify', *argv])
+    out, err = capsys.readouterr()
+    assert 'Traceback' not in out + err
+    return status, out, err
+
+
+def problems(err: str) -> list[str]:
+    return [line.removeprefix('problem: ') for line in err.splitlines()
+            if line.startswith('problem: ')]
+
+
+def rewrite(source: Path, target: Path, changes: dict[str, bytes | None],
+            rehash: bool = True) -> Path:
+    """Copy a CSAR with members replaced (bytes), added or removed (None);
+    with ``rehash`` TOSCA.meta follows, so only the change itself is
+    wrong."""
+    with zipfile.ZipFile(source) as archive:
+        files = {n: archive.read(n) for n in archive.namelist()}
+    for name, data in changes.items():
+        if data is None:
+            files.pop(name, None)
+        else:
+            files[name] = data
+    if rehash:
+        parsed = meta.parse(files[layout.TOSCA_META].decode())
+        parsed.artifacts = [
+            meta.Artifact(n, 'SHA-256', hashlib.sha256(files[n]).hexdigest())
+            for n in sorted(files) if not n.startswith(
+                ('Definitions/', 'TOSCA-Metadata/'))]
+        files[layout.TOSCA_META] = meta.render(parsed).encode()
+    with zipfile.ZipFile(target, 'w') as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return target
+
+
+def read(path: Path, name: str) -> bytes:
+    with zipfile.ZipFile(path) as archive:
+        return archive.read(name)
+
+
+def test_good_package(capsys, built_package):
+    status, out, err = verify(capsys, str(built_package))
+    assert (status, err) == (0, '')
+    for expected in ('10 artifacts match TOSCA.meta',
+                     f'{layout.DRIVER_FILE} is the installed module',
+                     'complex_kubernetes_param_file.json, '
+                     'simple_kubernetes_param_file.json',
+                     f'{USER_DATA} (KubernetesClusterUserData) imports'):
+        assert expected in out
+
+
+def test_wrong_hash_in_tosca_meta(capsys, tmp_path, built_package):
+    text = read(built_package, layout.TOSCA_META).decode()
+    digest = hashlib.sha256(read(built_package, INSTALL_SCRIPT)).hexdigest()
+    assert digest in text
+    bad = rewrite(built_package, tmp_path / 'bad.zip', {
+        layout.TOSCA_META: text.replace(digest, '0' * 64).encode()},
+        rehash=False)
+    status, _, err = verify(capsys, str(bad))
+    assert status == 1
+    assert problems(err) == [
+        f'TOSCA.meta: the SHA-256 of {INSTALL_SCRIPT} is {"0" * 64}, but '
+        f'the file has {digest}: it changed after the package was built '
+        '(Tacker rejects the upload); rebuild with kubernetes-mgmt package '
+        'build']
+    assert err.splitlines()[-1] == f'{bad}: 1 problem(s)'
+
+
+def test_driver_file_differs_from_the_installed_module(capsys, tmp_path,
+                                                       built_package):
+    old = read(built_package, layout.DRIVER_FILE) + b'# older release\n'
+    bad = rewrite(built_package, tmp_path / 'old.zip',
+                  {layout.DRIVER_FILE: old})
+    status, _, err = verify(capsys, str(bad))
+    assert status == 1
+    [problem] = problems(err)
+    assert problem.startswith(
+        f'{layout.DRIVER_FILE} differs from the installed driver module '
+        f'{layout.installed_driver_file()}')
+    assert 'the package was built for another plugin version' in problem
+    assert problem.endswith(
+        'Rebuild the package with kubernetes-mgmt package build and upload '
+        'it, or install the plugin version the package was built for')
+
+
+def test_referenced_path_missing(capsys, tmp_path, built_package):
+    bad = rewrite(built_package, tmp_path / 'noscript.zip',
+                  {INSTALL_SCRIPT: None})
+    status, _, err = verify(capsys, str(bad))
+    assert status == 1
+    key = 'additionalParams.k8s_cluster_installation_param.script_path'
+    assert problems(err) == [
+        f'{name}_kubernetes_param_file.json: {key} {INSTALL_SCRIPT} is not '
+        'in the package' for name in ('complex', 'simple')]
+
+
+def test_vnfd_artifact_missing(capsys, tmp_path, built_package):
+    bad = rewrite(built_package, tmp_path / 'noimage.zip',
+                  {PLACEHOLDER: None})
+    status, _, err = verify(capsys, str(bad))
+    assert status == 1
+    found = problems(err)
+    assert len(found) == 4      # two VDUs in two flavours
+    assert ('Definitions/kubernetes_mgmt_df_simple.yaml: masterNode.'
+            'artifacts.sw_image: file ../Files/images/kubernetes-mgmt-'
+            'placeholder.img is not in the package') in found
+
+
+def test_missing_import_and_base_hot(capsys, tmp_path, built_package):
+    bad = rewrite(built_package, tmp_path / 'nohot.zip', {
+        'Definitions/kubernetes_mgmt_types.yaml': None,
+        'BaseHOT/simple/nested/nested_worker.yaml': None})
+    status, _, err = verify(capsys, str(bad))
+    assert status == 1
+    found = problems(err)
+    assert ('Definitions/kubernetes_mgmt_top.vnfd.yaml references '
+            'Definitions/kubernetes_mgmt_types.yaml, which is not in the '
+            'package') in found
+    assert ('BaseHOT/simple/kubernetes_mgmt_simple.hot.yaml: resource '
+            'worker_instance has type nested_worker.yaml, but BaseHOT/'
+            'simple/nested/nested_worker.yaml is not in the package') \
+        in found
+
+
+def test_unlisted_file(capsys, tmp_path, built_package):
+    bad = rewrite(built_package, tmp_path / 'extra.zip',
+                  {'Scripts/extra.sh': b'echo hi\n'}, rehash=False)
+    status, _, err = verify(capsys, str(bad))
+    assert status == 1
+    assert problems(err) == [
+        'Scripts/extra.sh is not listed in TOSCA.meta (no hash): rebuild '
+        'with kubernetes-mgmt package build']
+
+
+def test_image_checksum_in_the_vnfd_must_match(capsys, tmp_path,
+                                               built_package):
+    bad = rewrite(built_package, tmp_path / 'image.zip',
+                  {PLACEHOLDER: b'another image'})
+    status, _, err = verify(capsys, str(bad))
+    assert status == 1
+    found = problems(err)
+    assert len(found) == 4
+    assert all('Glance would reject the image' in p for p in found)
+
+
+def test_broken_user_data_class(capsys, tmp_path, built_package):
+    source = read(built_package, USER_DATA).replace(
+        b'class KubernetesClusterUserData(', b'class Renamed(')
+    bad = rewrite(built_package, tmp_path / 'ud.zip', {USER_DATA: source})
+    status, _, err = verify(capsys, str(bad))
+    assert status == 1
+    assert problems(err) == [
+        f'{name}_kubernetes_param_file.json: {USER_DATA} '
+        '(KubernetesClusterUserData): it defines no class '
+        'KubernetesClusterUserData' for name in ('complex',)]
+
+
+def test_user_data_that_does_not_import(capsys, tmp_path, built_package):
+    bad = rewrite(built_package, tmp_path / 'ud.zip',
+                  {USER_DATA: b'import no_such_module_anywhere\n'})
+    status, _, err = verify(capsys, str(bad))
+    assert status == 1
+    [problem] = problems(err)
+    assert problem.endswith("importing it fails: ModuleNotFoundError: No "
+                            "module named 'no_such_module_anywhere'")
+
+
+def test_sample_zipped_without_build(capsys, tmp_path, built_package):
+    sample = layout.sample_package_dir()
+    name = 'Definitions/kubernetes_mgmt_df_simple.yaml'
+    bad = rewrite(built_package, tmp_path / 'raw.zip',
+                  {name: (sample / name).read_bytes()})
+    status, _, err = verify(capsys, str(bad))
+    assert status == 1
+    assert (f'{name} still has @IMAGE_SHA512@: the package was zipped from '
+            'the sample, not built; use kubernetes-mgmt package build') \
+        in problems(err)
+
+
+def test_extra_request_is_checked(capsys, tmp_path, built_package):
+    body = json.loads((layout.request_samples_dir() /
+                       'simple_kubernetes_param_file.json').read_text())
+    body['flavourId'] = 'podaffinity'
+    body['additionalParams']['k8s_cluster_installation_param'][
+        'pv_registration_params'] = [{
+            'pv_manifest_file_path': 'Files/kubernetes/pv.yaml',
+            'nfs_server_cp': 'storage_server_CP'}]
+    request = tmp_path / 'mine.json'
+    request.write_text(json.dumps(body))
+    status, _, err = verify(capsys, str(built_package), '--request',
+                            str(request))
+    assert status == 1
+    assert problems(err) == [
+        'mine.json: flavourId podaffinity is not a flavour of the VNFD '
+        '(simple, complex)',
+        'mine.json: additionalParams.k8s_cluster_installation_param.'
+        'pv_registration_params[0].pv_manifest_file_path '
+        'Files/kubernetes/pv.yaml is not in the package']
+
+
+@pytest.mark.parametrize('content', [None, b'not a zip', 'dir'])
+def test_unreadable_input_exits_2(capsys, tmp_path, content):
+    path = tmp_path / 'input.zip'
+    if content == 'dir':
+        path.mkdir()
+    elif content is not None:
+        path.write_bytes(content)
+    status, out, err = verify(capsys, str(path))
+    assert status == 2
+    assert out == ''
+    assert len(err.splitlines()) == 1 and err.startswith(f'error: {path}')
+
+
+def test_unreadable_extra_request_exits_2(capsys, tmp_path, built_package):
+    request = tmp_path / 'bad.json'
+    request.write_text('{')
+    status, _, err = verify(capsys, str(built_package), '--request',
+                            str(request))
+    assert status == 2
+    assert err.startswith(f'error: {request} is not JSON')
+
+
+def test_zip_without_tosca_meta(capsys, tmp_path, built_package):
+    bad = rewrite(built_package, tmp_path / 'nometa.zip',
+                  {layout.TOSCA_META: None}, rehash=False)
+    status, _, err = verify(capsys, str(bad))
+    assert status == 1
+    assert problems(err) == [
+        f'{layout.TOSCA_META} is missing: not a CSAR built by '
+        'kubernetes-mgmt package build']
+
+
+def test_damaged_member_exits_2(capsys, tmp_path, built_package):
+    data = bytearray(built_package.read_bytes())
+    with zipfile.ZipFile(built_package) as archive:
+        info = archive.getinfo(INSTALL_SCRIPT)
+    data[info.header_offset + 30 + len(info.filename) + 200] ^= 0xFF
+    damaged = tmp_path / 'damaged.zip'
+    damaged.write_bytes(bytes(data))
+    status, _, err = verify(capsys, str(damaged))
+    assert status == 2
+    assert err.startswith(f'error: {damaged}: {INSTALL_SCRIPT} is corrupt')
