@@ -38,7 +38,6 @@ except ImportError as exc:
     collect_ignore_glob = ['test_*.py']
 
 MGMT_DRIVERS = ['vnflcm_noop', 'mgmt-drivers-kubernetes']
-FLAVOURS = ('simple', 'complex')
 
 
 @dataclass(frozen=True)
