@@ -31,6 +31,12 @@ orchestration_opts = [
                     'time. Control-plane joins always run one at a time.'),
     cfg.IntOpt('node_ready_timeout', default=900, min=1,
                help='Seconds to wait until every node reports Ready.'),
+    cfg.IntOpt('drain_timeout', default=300, min=1,
+               help='Seconds "kubectl drain" may take to evict the pods '
+                    'of a node that is scaled in or healed. Evictions '
+                    'that a PodDisruptionBudget forbids are retried until '
+                    'then; after that the operation fails with the node '
+                    'cordoned but not deleted.'),
 ]
 
 kubernetes_opts = [

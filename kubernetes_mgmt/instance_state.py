@@ -31,12 +31,16 @@ class DriverState:
     # Nova server id -> the Kubernetes node it became.
     nodes: dict[str, dict] = field(default_factory=dict)
     first_master: str | None = None     # server id
+    stack_id: str | None = None         # the Heat stack the nodes are in
     control_plane_endpoint: str | None = None
     auth_url: str | None = None
     vim_id: str | None = None
     vim_name: str | None = None
     lb_port: int | None = None
     vrrp_router_id: int | None = None
+    # heal_start -> heal_end: VNFC id -> the node being rebuilt
+    # (NodeRecord fields plus the old server id).
+    healing: dict[str, dict] = field(default_factory=dict)
 
     def node(self, server_id: str) -> NodeRecord | None:
         data = self.nodes.get(server_id)
@@ -44,6 +48,14 @@ class DriverState:
 
     def remember_node(self, server_id: str, record: NodeRecord) -> None:
         self.nodes[server_id] = dataclasses.asdict(record)
+
+    def forget_node(self, server_id: str) -> NodeRecord | None:
+        data = self.nodes.pop(server_id, None)
+        return NodeRecord(**data) if data else None
+
+    def node_records(self) -> dict[str, NodeRecord]:
+        """Server id -> node, for every node remembered."""
+        return {sid: NodeRecord(**data) for sid, data in self.nodes.items()}
 
     @classmethod
     def from_dict(cls, data: dict) -> DriverState:

@@ -6,7 +6,8 @@ hooks need is stored in the VNF instance (``instance_state``).
 """
 from __future__ import annotations
 
-from kubernetes_mgmt import instance_state, redact, tacker_objects
+from kubernetes_mgmt import redact, tacker_objects
+from kubernetes_mgmt.orchestration import heal, rebuild, scale, terminate
 from kubernetes_mgmt.orchestration.instantiate import instantiate
 from kubernetes_mgmt.params.validate import parse_cluster_params
 
@@ -25,38 +26,57 @@ class Lifecycle:
             tacker_objects.additional_params(instantiate_vnf_request))
         instantiate(context, vnf_instance, params, kwargs.get('vnf'))
 
+    def terminate_start(self, context, vnf_instance, terminate_vnf_request,
+                        grant, grant_request, **kwargs):
+        # Refuses while CNFs use the cluster, before Tacker deletes VMs.
+        terminate.terminate_start(context, vnf_instance)
+
+    def terminate_end(self, context, vnf_instance, terminate_vnf_request,
+                      grant, grant_request, **kwargs):
+        # No request: Tacker rolls back a failed instantiate.
+        terminate.terminate_end(context, vnf_instance,
+                                rollback=terminate_vnf_request is None)
+
+    def scale_start(self, context, vnf_instance, scale_vnf_request, grant,
+                    grant_request, **kwargs):
+        # SCALE_IN before Heat removes the VMs; a SCALE_OUT request here
+        # is the rollback of a failed scale-out (only scale_name_list).
+        scale.scale_in(context, vnf_instance, scale_vnf_request,
+                       kwargs.get('scale_name_list') or [])
+
+    def scale_end(self, context, vnf_instance, scale_vnf_request, grant,
+                  grant_request, **kwargs):
+        if tacker_objects.scale_type(scale_vnf_request) != scale.SCALE_OUT:
+            _nothing_to_do('scale_end', vnf_instance)
+            return
+        scale.scale_out(context, vnf_instance, scale_vnf_request,
+                        kwargs.get('scale_out_id_list') or [],
+                        kwargs.get('vnf'))
+
+    def heal_start(self, context, vnf_instance, heal_vnf_request, grant,
+                   grant_request, **kwargs):
+        vnfcs = tacker_objects.vnfc_instance_ids(heal_vnf_request)
+        if vnfcs:
+            heal.heal_start(context, vnf_instance, vnfcs)
+        else:
+            rebuild.rebuild_start(context, vnf_instance)
+
+    def heal_end(self, context, vnf_instance, heal_vnf_request, grant,
+                 grant_request, **kwargs):
+        vnfcs = tacker_objects.vnfc_instance_ids(heal_vnf_request)
+        if vnfcs:
+            heal.heal_end(context, vnf_instance, vnfcs, kwargs.get('vnf'))
+        else:
+            rebuild.rebuild_end(context, vnf_instance, kwargs.get('vnf'))
+
     # -- explicit no-ops --------------------------------------------------
     # Tacker calls every hook the VNFD routes to this driver; these have
-    # nothing to do for a Kubernetes cluster (yet) and say so.
+    # nothing to do for a Kubernetes cluster and say so.
 
     def instantiate_start(self, context, vnf_instance,
                           instantiate_vnf_request, grant, grant_request,
                           **kwargs):
         _nothing_to_do('instantiate_start', vnf_instance)
-
-    def terminate_start(self, context, vnf_instance, terminate_vnf_request,
-                        grant, grant_request, **kwargs):
-        _nothing_to_do('terminate_start', vnf_instance)
-
-    def terminate_end(self, context, vnf_instance, terminate_vnf_request,
-                      grant, grant_request, **kwargs):
-        instance_state.forget(vnf_instance)
-
-    def scale_start(self, context, vnf_instance, scale_vnf_request, grant,
-                    grant_request, **kwargs):
-        _nothing_to_do('scale_start', vnf_instance)
-
-    def scale_end(self, context, vnf_instance, scale_vnf_request, grant,
-                  grant_request, **kwargs):
-        _nothing_to_do('scale_end', vnf_instance)
-
-    def heal_start(self, context, vnf_instance, heal_vnf_request, grant,
-                   grant_request, **kwargs):
-        _nothing_to_do('heal_start', vnf_instance)
-
-    def heal_end(self, context, vnf_instance, heal_vnf_request, grant,
-                 grant_request, **kwargs):
-        _nothing_to_do('heal_end', vnf_instance)
 
     def change_external_connectivity_start(
             self, context, vnf_instance, change_ext_conn_request, grant,

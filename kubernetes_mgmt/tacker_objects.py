@@ -6,6 +6,7 @@ through these accessors.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kubernetes_mgmt.errors import MgmtDriverError
@@ -44,3 +45,61 @@ def stack_id(vnf_instance: Any, vnf: dict | None = None) -> str:
 
 def instance_id(vnf_instance: Any) -> str:
     return str(getattr(vnf_instance, 'id', ''))
+
+
+def attr(obj: Any, name: str, camel: str | None = None) -> Any:
+    """``obj.name``, or ``obj[name]`` / ``obj[camel]`` for a request body
+    or a primitive dict."""
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj.get(name, obj.get(camel) if camel else None)
+    if callable(getattr(obj, 'obj_attr_is_set', None)):
+        # An unset field of a Tacker (oslo) object raises on access.
+        try:
+            if not obj.obj_attr_is_set(name):
+                return None
+        except AttributeError:      # not a field of that object
+            return getattr(obj, name, None)
+    return getattr(obj, name, None)
+
+
+def scale_type(request: Any) -> str:
+    """``SCALE_OUT`` or ``SCALE_IN`` (as given)."""
+    return str(attr(request, 'type') or '')
+
+
+def aspect_id(request: Any) -> str:
+    return str(attr(request, 'aspect_id', 'aspectId') or '')
+
+
+def vnfc_instance_ids(heal_request: Any) -> list[str]:
+    """The VNFCs a heal names; empty: heal the whole VNF (SOL003)."""
+    value = attr(heal_request, 'vnfc_instance_id', 'vnfcInstanceId')
+    return [str(v) for v in value or []]
+
+
+@dataclass(frozen=True)
+class Vnfc:
+    """One ``instantiated_vnf_info.vnfc_resource_info`` entry."""
+
+    id: str
+    vdu_id: str
+    server_id: str      # compute_resource.resource_id: the Nova server
+
+
+def vnfc_resources(vnf_instance: Any) -> dict[str, Vnfc]:
+    """VNFC id -> its server, as Tacker last recorded it (the conductor
+    refreshes it after every stack update)."""
+    info = getattr(vnf_instance, 'instantiated_vnf_info', None)
+    found = {}
+    for entry in attr(info, 'vnfc_resource_info') or []:
+        compute = attr(entry, 'compute_resource', 'computeResource')
+        vnfc_id = str(attr(entry, 'id') or '')
+        if vnfc_id:
+            found[vnfc_id] = Vnfc(
+                id=vnfc_id,
+                vdu_id=str(attr(entry, 'vdu_id', 'vduId') or ''),
+                server_id=str(attr(compute, 'resource_id', 'resourceId')
+                              or ''))
+    return found

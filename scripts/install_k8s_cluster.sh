@@ -2,7 +2,8 @@
 # install_k8s_cluster.sh - make an Ubuntu VM a Kubernetes node with kubeadm.
 #
 # Usage: install_k8s_cluster.sh ROLE CONFIG
-#   ROLE    prepare | lb | init | join-master | join-worker | refresh-join
+#   ROLE    prepare | lb | init | join-master | join-worker | refresh-join |
+#           hosts
 #   CONFIG  file of KEY=VALUE lines ("-": stdin). Blank lines and "#"
 #           comments are allowed. Nothing is evaluated: every value must
 #           match a strict pattern, unknown keys and keys another role uses
@@ -26,6 +27,8 @@
 #                CERTIFICATE_KEY*
 #   join-worker  CONTROL_PLANE_ENDPOINT*, BOOTSTRAP_TOKEN*, CA_CERT_HASH*
 #   refresh-join BOOTSTRAP_TOKEN*, CERTIFICATE_KEY
+#   hosts        HOSTS* (ip=name,... of all nodes): only the /etc/hosts block
+#                (prepare keeps it too); after nodes were added or removed
 # Output: init and refresh-join print one line CA_CERT_HASH=sha256:<hex> on
 # stdout; progress ("[role] step") and errors ("ERROR [role/step]: ...") go
 # to stderr. Every role is idempotent: a second run changes nothing.
@@ -163,6 +166,7 @@ declare -A REQUIRED=(
     [join-master]='CONTROL_PLANE_ENDPOINT BOOTSTRAP_TOKEN CA_CERT_HASH CERTIFICATE_KEY'
     [join-worker]='CONTROL_PLANE_ENDPOINT BOOTSTRAP_TOKEN CA_CERT_HASH'
     [refresh-join]='BOOTSTRAP_TOKEN'
+    [hosts]='HOSTS'
 )
 declare -A OPTIONAL=(
     [prepare]='K8S_APT_REPO K8S_APT_KEY_URL REGISTRY_MIRRORS HOSTS HTTP_PROXY HTTPS_PROXY NO_PROXY'
@@ -170,6 +174,7 @@ declare -A OPTIONAL=(
     [init]='CERTIFICATE_KEY IMAGE_REPOSITORY API_CERT_SANS HTTP_PROXY HTTPS_PROXY NO_PROXY'
     [join-master]='' [join-worker]=''
     [refresh-join]='CERTIFICATE_KEY'
+    [hosts]=''
 )
 
 int_in() { [[ $1 =~ ^[0-9]{1,6}$ ]] && (( 10#$1 >= $2 && 10#$1 <= $3 )); }
@@ -933,8 +938,8 @@ main() {
     exec 3>&1 1>&2      # stdout carries results only (fd 3)
     (( $# == 2 )) || die 'usage: install_k8s_cluster.sh ROLE CONFIG'
     case $1 in
-        prepare | lb | init | join-master | join-worker | refresh-join) ROLE=$1 ;;
-        *) die 'unknown role: prepare, lb, init, join-master, join-worker or refresh-join' ;;
+        prepare | lb | init | join-master | join-worker | refresh-join | hosts) ROLE=$1 ;;
+        *) die 'unknown role: prepare, lb, init, join-master, join-worker, refresh-join or hosts' ;;
     esac
     STEP=config
     read_config "$2"
@@ -953,6 +958,7 @@ main() {
         refresh-join) role_refresh_join ;;
         join-master) role_join master ;;
         join-worker) role_join worker ;;
+        hosts) setup_hosts ;;
     esac
     STEP=finish
     log 'done'

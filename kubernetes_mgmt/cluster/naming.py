@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import re
 
-from kubernetes_mgmt.topology.model import Host
+from kubernetes_mgmt.topology.model import Host, Role
 
 _INVALID = re.compile(r'[^a-z0-9-]+')
 
 
 def node_name(host: Host) -> str:
-    suffix = host.member_name or host.server_id[:12]
-    name = _INVALID.sub('-', f'{host.role.value}-{suffix}'.lower())
+    return member_node_name(host.role,
+                            host.member_name or host.server_id[:12])
+
+
+def member_node_name(role: Role, member: str) -> str:
+    """The node name of group member ``member`` of ``role``."""
+    name = _INVALID.sub('-', f'{role.value}-{member}'.lower())
     return name.strip('-')[:63]

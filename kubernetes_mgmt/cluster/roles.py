@@ -4,6 +4,7 @@ Keys are the script's contract (see scripts/install_k8s_cluster.sh).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kubernetes_mgmt.cluster.plan import ClusterPlan, Node
@@ -39,17 +40,31 @@ def prepare(plan: ClusterPlan, node: Node) -> Config:
         'HTTPS_PROXY': proxy.https_proxy if proxy else None,
         'NO_PROXY': plan.no_proxy if proxy else None,
         'REGISTRY_MIRRORS': ','.join(conf.registry_mirrors) or None,
-        'HOSTS': ','.join(f'{n.ip}={n.name}' for n in plan.nodes),
+        'HOSTS': _hosts(plan),
     }
 
 
+def hosts(plan: ClusterPlan, node: Node) -> Config:
+    """Only the /etc/hosts block: every node of the plan."""
+    return {**_base(node), 'HOSTS': _hosts(plan)}
+
+
+def _hosts(plan: ClusterPlan) -> str:
+    return ','.join(f'{n.ip}={n.name}' for n in plan.nodes)
+
+
 def load_balancer(plan: ClusterPlan, node: Node, rank: int,
-                  vrrp_password: str) -> Config:
+                  vrrp_password: str,
+                  backends: Sequence[Node] | None = None) -> Config:
+    """HAProxy and keepalived of ``node``. ``backends`` (default: every
+    master) are the API servers HAProxy forwards to; VRRP peers are always
+    all other masters, so that a master being rebuilt keeps its place."""
     others = [m.ip for m in plan.masters if m is not node]
+    chosen = plan.masters if backends is None else backends
     return {
         **_base(node),
         'LB_PORT': plan.lb_port,
-        'LB_BACKENDS': ','.join(f'{m.name}={m.ip}' for m in plan.masters),
+        'LB_BACKENDS': ','.join(f'{m.name}={m.ip}' for m in chosen),
         'VIP': plan.topology.cluster_ip,
         'VIP_PREFIX': plan.topology.cluster_prefixlen or 32,
         'VRRP_ROUTER_ID': plan.vrrp_router_id,

@@ -3,12 +3,19 @@
 Used by the lab tests, the demo and the benchmarks: the driver options
 come from the config file ``lab up`` wrote, the request from the lab's
 layout and credentials, the VNF instance from ``tacker_shapes``.
+
+The LCM helpers (scale, heal, terminate) follow tacker-conductor's order
+(tacker/vnflcm/vnflcm_driver.py): the ``*_start`` hook, the Heat stack
+update through the lab's Heat API (as Tacker's OpenStack infra driver
+does it), the refresh of ``vnfc_resource_info``, the ``*_end`` hook.
 """
 from __future__ import annotations
 
 import configparser
 import contextlib
-from collections.abc import Iterator
+import json
+import uuid
+from collections.abc import Iterator, Sequence
 
 from oslo_config import cfg
 
@@ -73,7 +80,7 @@ def new_instance(lab: Lab, body: dict | None = None):
     return request, instance
 
 
-def instantiate_end(request, instance) -> None:
+def instantiate_end(request, instance, lab: Lab | None = None) -> None:
     KubernetesMgmtDriver().instantiate_end(
         context=None, vnf_instance=instance,
         instantiate_vnf_request=request, grant=None, grant_request=None,
@@ -82,3 +89,235 @@ def instantiate_end(request, instance) -> None:
     # operation succeeded; later hooks read them from there.
     instance.instantiated_vnf_info.additional_params = dict(
         request.additional_params)
+    if lab is not None:
+        refresh_vnfc_resources(lab, instance)
+
+
+# -- what Tacker keeps about the VMs -------------------------------------
+
+def refresh_vnfc_resources(lab: Lab, instance) -> None:
+    """``vnfc_resource_info`` from the lab's VMs, as the conductor
+    refreshes it after each stack update: a VNFC keeps its id while its
+    group member lives (a healed VM gets the member's new server id)."""
+    shapes = _shapes(instance)
+    info = instance.instantiated_vnf_info
+    old = {(v.metadata or {}).get('stack_id'): v
+           for v in info.vnfc_resource_info or []}
+    entries = []
+    state = lab.state
+    for host in state.hosts:
+        key = host.member_stack_id or host.name
+        previous = old.get(key)
+        entries.append(shapes.VnfcResourceInfo(
+            id=previous.id if previous else str(uuid.uuid4()),
+            vdu_id=state.layout_for(host.role).server,
+            compute_resource=shapes.ResourceHandle(
+                resource_id=host.server_id,
+                vim_level_resource_type='OS::Nova::Server'),
+            metadata={'stack_id': key}))
+    info.vnfc_resource_info = entries
+
+
+def _shapes(instance):
+    """Where VnfcResourceInfo and ResourceHandle come from: Tacker's own
+    objects for a Tacker VnfInstance, else our look-alikes."""
+    if callable(getattr(instance, 'obj_attr_is_set', None)):
+        from tacker import objects
+        return objects
+    return tacker_shapes
+
+
+def vnfc_of(instance, host) -> str:
+    """The VNFC id of lab host ``host`` (a LabHost)."""
+    for vnfc in instance.instantiated_vnf_info.vnfc_resource_info:
+        if vnfc.compute_resource.resource_id == host.server_id:
+            return vnfc.id
+    raise KeyError(f'no VNFC for lab host {host.name}')
+
+
+# -- the hooks, as VnfLcmDriver calls them -------------------------------
+
+def hook(name: str, instance, **kwargs) -> None:
+    """Call hook ``name`` with Tacker's fixed arguments plus ``kwargs``."""
+    getattr(KubernetesMgmtDriver(), name)(
+        context=None, vnf_instance=instance, grant=None, grant_request=None,
+        **kwargs)
+
+
+def vnf_dict(instance) -> dict:
+    """The legacy vnf dict Tacker deep-copies into the ``vnf`` kwarg."""
+    return {'id': instance.id,
+            'instance_id': instance.instantiated_vnf_info.instance_id,
+            'attributes': {}, 'before_error_point': 0, 'grant': None}
+
+
+def registered_vims(lab: Lab) -> list:
+    """The VIMs in the lab's file registry (VimRecord)."""
+    from kubernetes_mgmt.vim.file_registry import FileVimRegistry
+
+    return FileVimRegistry(lab.vim_registry_file).records()
+
+
+def heat_client(lab: Lab):
+    from heatclient import client
+
+    state = lab.state
+    return client.Client('1', endpoint=state.heat_url,
+                         token=state.heat_token)
+
+
+def _hosts(lab: Lab, role: str):
+    return [h for h in lab.state.hosts if h.role == role]
+
+
+def _set_capacity(lab: Lab, role: str, count: int) -> None:
+    heat = heat_client(lab)
+    server = lab.state.layout_for(role).server
+    heat.stacks.update(lab.state.stack_id, existing=True, parameters={
+        'nfv': json.dumps({'VDU': {server: {'desired_capacity': count}}})})
+    _check_update(heat, lab)
+
+
+def _check_update(heat, lab: Lab) -> None:
+    stack = heat.stacks.get(lab.state.stack_id)
+    if stack.stack_status != 'UPDATE_COMPLETE':
+        raise RuntimeError(f'lab stack update failed: '
+                           f'{stack.stack_status_reason}')
+
+
+# -- scale ------------------------------------------------------------------
+
+def add_workers(lab: Lab, instance, count: int):
+    """The stack update of a SCALE_OUT: ``count`` new worker VMs. Returns
+    them (LabHost); their member stack ids are ``scale_out_id_list``."""
+    before = {h.name for h in _hosts(lab, 'worker')}
+    _set_capacity(lab, 'worker', len(before) + count)
+    refresh_vnfc_resources(lab, instance)
+    return [h for h in _hosts(lab, 'worker') if h.name not in before]
+
+
+def remove_workers(lab: Lab, instance, member_names: Sequence[str]) -> None:
+    """The stack update of a SCALE_IN (or of a scale-out rollback): mark
+    the members unhealthy, lower the group's capacity."""
+    heat = heat_client(lab)
+    group = heat.resources.get(lab.state.stack_id, 'worker_instance')
+    for name in member_names:
+        heat.resources.mark_unhealthy(group.physical_resource_id, name,
+                                      True, 'Scale')
+    _set_capacity(lab, 'worker',
+                  len(_hosts(lab, 'worker')) - len(member_names))
+    refresh_vnfc_resources(lab, instance)
+
+
+def scale_request(kind: str, steps: int,
+                  aspect: str = 'worker_instance'):
+    return tacker_shapes.ScaleVnfRequest(type=kind, aspect_id=aspect,
+                                         number_of_steps=steps)
+
+
+def scale_out(lab: Lab, instance, count: int):
+    """SCALE_OUT by ``count`` workers: stack update, then scale_end.
+    Returns the new lab hosts."""
+    new = add_workers(lab, instance, count)
+    hook('scale_end', instance,
+         scale_vnf_request=scale_request('SCALE_OUT', count),
+         scale_out_id_list=[h.member_stack_id for h in new],
+         vnf=vnf_dict(instance))
+    return new
+
+
+def scale_in_members(lab: Lab, count: int) -> list[str]:
+    """The members Tacker removes on SCALE_IN (get_scale_in_ids): the
+    oldest, by (creation time, name)."""
+    heat = heat_client(lab)
+    group = heat.resources.get(lab.state.stack_id, 'worker_instance')
+    members = sorted(heat.resources.list(group.physical_resource_id),
+                     key=lambda r: (r.creation_time, r.resource_name))
+    return [m.resource_name for m in members[:count]]
+
+
+def scale_in(lab: Lab, instance, count: int) -> list[str]:
+    """SCALE_IN by ``count`` workers: scale_start, then the stack update.
+    Returns the member names removed."""
+    names = scale_in_members(lab, count)
+    heat = heat_client(lab)
+    group = heat.resources.get(lab.state.stack_id, 'worker_instance')
+    ids = [r.physical_resource_id
+           for r in heat.resources.list(group.physical_resource_id)
+           if r.resource_name in names]
+    hook('scale_start', instance,
+         scale_vnf_request=scale_request('SCALE_IN', count),
+         scale_name_list=names, scale_out_id_list=ids,
+         vnf=vnf_dict(instance))
+    remove_workers(lab, instance, names)
+    return names
+
+
+def rollback_scale_out(lab: Lab, instance, new_hosts) -> None:
+    """Tacker's rollback of a failed SCALE_OUT: scale_start with the
+    SCALE_OUT request and only scale_name_list, then the VMs go."""
+    names = [h.member_name for h in new_hosts]
+    hook('scale_start', instance,
+         scale_vnf_request=scale_request('SCALE_OUT', len(names)),
+         scale_name_list=names)
+    remove_workers(lab, instance, names)
+
+
+# -- heal -------------------------------------------------------------------
+
+def heal(lab: Lab, instance, vnfc_ids: Sequence[str]) -> None:
+    """Heal VNFCs (SOL002): heal_start, the servers marked unhealthy and
+    rebuilt by a stack update, vnfc_resource_info refreshed, heal_end."""
+    request = tacker_shapes.HealVnfRequest(vnfc_instance_id=list(vnfc_ids))
+    hook('heal_start', instance, heal_vnf_request=request)
+    rebuild_vnfcs(lab, instance, vnfc_ids)
+    hook('heal_end', instance, heal_vnf_request=request,
+         vnf=vnf_dict(instance))
+
+
+def rebuild_vnfcs(lab: Lab, instance, vnfc_ids: Sequence[str]) -> None:
+    """Tacker's OpenStack heal_vnf: each VNFC's server marked unhealthy
+    in its member stack, one stack update; then vnfc_resource_info is
+    refreshed (post_heal_vnf)."""
+    heat = heat_client(lab)
+    by_id = {v.id: v for v in
+             instance.instantiated_vnf_info.vnfc_resource_info}
+    for vnfc_id in vnfc_ids:
+        vnfc = by_id[vnfc_id]
+        heat.resources.mark_unhealthy(vnfc.metadata['stack_id'],
+                                      vnfc.vdu_id, True, 'Healing')
+    heat.stacks.update(lab.state.stack_id, existing=True, parameters={})
+    _check_update(heat, lab)
+    refresh_vnfc_resources(lab, instance)
+
+
+def heal_whole(lab: Lab, instance) -> None:
+    """Heal the whole VNF (SOL003): heal_start, a new stack with new VMs
+    (Tacker deletes and creates the stack, then records its id),
+    heal_end."""
+    request = tacker_shapes.HealVnfRequest()
+    hook('heal_start', instance, heal_vnf_request=request)
+    respawn(lab, instance)
+    hook('heal_end', instance, heal_vnf_request=request,
+         vnf=vnf_dict(instance))
+
+
+def respawn(lab: Lab, instance) -> None:
+    """Tacker's _respawn_vnf: the stack deleted and created again; the
+    new stack's id and VNFCs are recorded in the instance."""
+    state = lab.recreate_stack()
+    info = instance.instantiated_vnf_info
+    info.instance_id = state.stack_id
+    info.vnfc_resource_info = []
+    refresh_vnfc_resources(lab, instance)
+
+
+# -- terminate --------------------------------------------------------------
+
+def terminate(instance) -> None:
+    """terminate_start, (Tacker deletes the stack: the lab leaves that to
+    ``lab down``), terminate_end."""
+    request = tacker_shapes.TerminateVnfRequest()
+    hook('terminate_start', instance, terminate_vnf_request=request,
+         vnf=vnf_dict(instance))
+    hook('terminate_end', instance, terminate_vnf_request=request)

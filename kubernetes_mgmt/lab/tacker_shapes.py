@@ -1,8 +1,10 @@
 """Stand-ins for the Tacker objects the hooks receive, for the lab.
 
 Only the attributes the driver reads exist; names follow
-``tacker.objects`` (VnfInstance, InstantiatedVnfInfo, InstantiateVnfRequest)
-so the same driver code runs unchanged inside Tacker.
+``tacker.objects`` (VnfInstance, InstantiatedVnfInfo, VnfcResourceInfo,
+ResourceHandle, InstantiateVnfRequest, ScaleVnfRequest, HealVnfRequest,
+TerminateVnfRequest) so the same driver code runs unchanged inside
+Tacker.
 """
 from __future__ import annotations
 
@@ -13,11 +15,28 @@ from typing import Any
 
 
 @dataclass
+class ResourceHandle:
+    resource_id: str                     # e.g. the Nova server id
+    vim_connection_id: str | None = None
+    vim_level_resource_type: str = 'OS::Nova::Server'
+
+
+@dataclass
+class VnfcResourceInfo:
+    id: str                              # the VNFC instance id
+    vdu_id: str
+    compute_resource: ResourceHandle
+    # Tacker keeps the nested stack of the group member here.
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass
 class InstantiatedVnfInfo:
     instance_id: str                     # the Heat stack id
     flavour_id: str = 'simple'
     additional_params: dict = field(default_factory=dict)
-    vnfc_resource_info: list = field(default_factory=list)
+    vnfc_resource_info: list[VnfcResourceInfo] = field(
+        default_factory=list)
 
 
 @dataclass
@@ -61,6 +80,29 @@ class InstantiateVnfRequest:
     def from_file(cls, path: str) -> InstantiateVnfRequest:
         with open(path, encoding='utf-8') as f:
             return cls.from_body(json.load(f))
+
+
+@dataclass
+class ScaleVnfRequest:
+    type: str                            # SCALE_OUT | SCALE_IN
+    aspect_id: str
+    number_of_steps: int = 1
+    additional_params: dict = field(default_factory=dict)
+
+
+@dataclass
+class HealVnfRequest:
+    # Empty: heal the whole VNF (SOL003).
+    vnfc_instance_id: list[str] = field(default_factory=list)
+    cause: str | None = None
+    additional_params: dict = field(default_factory=dict)
+
+
+@dataclass
+class TerminateVnfRequest:
+    termination_type: str = 'FORCEFUL'
+    graceful_termination_timeout: int = 0
+    additional_params: dict = field(default_factory=dict)
 
 
 def vnf_instance_for_stack(stack_id: str,

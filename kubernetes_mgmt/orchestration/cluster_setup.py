@@ -23,6 +23,7 @@ from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.orchestration.parallel import for_each
 from kubernetes_mgmt.orchestration.progress import Progress
 from kubernetes_mgmt.remote.ssh import Sessions, SshSession
+from kubernetes_mgmt.topology.model import Role
 
 LOG = redact.get_logger(__name__)
 KEEPALIVED_CONF = '/etc/keepalived/keepalived.conf'
@@ -31,10 +32,14 @@ _AUTH_PASS = re.compile(r'^\s*auth_pass\s+(\S+)\s*$', re.MULTILINE)
 
 class ClusterSetup:
     def __init__(self, plan: ClusterPlan, sessions: Sessions,
-                 progress: Progress):
+                 progress: Progress, first: Node | None = None):
+        """``first``: the master that runs kubectl and refreshes join
+        credentials (default: the plan's first master). Later operations
+        pass a healthy master here when the first one is being healed."""
         self.plan = plan
         self.sessions = sessions
         self.progress = progress
+        self.first = first or plan.first_master
         self.script = InstallScript(plan.script)
 
     def build(self) -> AdminCredentials:
@@ -48,7 +53,7 @@ class ClusterSetup:
         self.wait_ready(plan.nodes)
         with self.progress.phase('admin account'):
             return ensure_admin_credentials(
-                self.session(plan.first_master),
+                self.session(self.first),
                 deadline=CONF.kubernetes_mgmt.node_ready_timeout)
 
     # -- phases -------------------------------------------------------------
@@ -57,24 +62,31 @@ class ClusterSetup:
         with self.progress.phase('prepare nodes', f'{len(nodes)} node(s)'):
             self._each(nodes, self._prepare_one, 'prepare nodes')
 
-    def load_balancers(self) -> None:
+    def load_balancers(self, on: Sequence[Node] | None = None,
+                       backends: Sequence[Node] | None = None) -> None:
+        """HAProxy and keepalived on the masters ``on`` (default: all),
+        forwarding to ``backends`` (default: all masters). The script
+        reloads a service only when its configuration changed."""
         masters = self.plan.masters
-        with self.progress.phase('load balancer',
-                                 f'{len(masters)} master(s)'):
-            password = self._vrrp_password()
+        targets = masters if on is None else on
+        detail = f'{len(targets)} master(s)'
+        if backends is not None:
+            detail += f', backends {", ".join(m.name for m in backends)}'
+        with self.progress.phase('load balancer', detail):
+            password = self._vrrp_password(targets)
 
             def configure(node: Node) -> None:
                 rank = masters.index(node)
                 self.script.run(self.session(node), 'lb',
                                 roles.load_balancer(self.plan, node, rank,
-                                                    password))
+                                                    password, backends))
 
-            self._each(masters, configure, 'load balancer')
+            self._each(targets, configure, 'load balancer')
 
     def control_plane(self) -> JoinSecrets:
         """Init the first master, or refresh join credentials if it was
         initialized by an earlier run."""
-        first = self.plan.first_master
+        first = self.first
         session = self.session(first)
         secrets = JoinSecrets(credentials.bootstrap_token(),
                               credentials.certificate_key())
@@ -88,6 +100,27 @@ class ClusterSetup:
             out = self.script.run(session, role, config)
         return dataclasses.replace(secrets,
                                    ca_cert_hash=out['CA_CERT_HASH'])
+
+    def refresh_join(self) -> JoinSecrets:
+        """Fresh join credentials (token and certificate key) from a
+        running control plane; never initializes one."""
+        first = self.first
+        secrets = JoinSecrets(credentials.bootstrap_token(),
+                              credentials.certificate_key())
+        with self.progress.phase('control plane refresh-join', first.label):
+            out = self.script.run(self.session(first), 'refresh-join',
+                                  roles.refresh_join(first, secrets))
+        return dataclasses.replace(secrets,
+                                   ca_cert_hash=out['CA_CERT_HASH'])
+
+    def update_hosts(self, nodes: Sequence[Node]) -> None:
+        """Rewrite the /etc/hosts block of ``nodes`` to list every node
+        of the plan (unchanged files are not touched)."""
+        with self.progress.phase('update /etc/hosts',
+                                 f'{len(nodes)} node(s)'):
+            self._each(nodes, lambda node: self.script.run(
+                self.session(node), 'hosts', roles.hosts(self.plan, node)),
+                'update /etc/hosts')
 
     def join_masters(self, masters: Sequence[Node],
                      secrets: JoinSecrets) -> None:
@@ -109,7 +142,7 @@ class ClusterSetup:
 
     def wait_ready(self, nodes: Sequence[Node]) -> None:
         with self.progress.phase('wait for Ready', f'{len(nodes)} node(s)'):
-            wait_until_ready(self.session(self.plan.first_master),
+            wait_until_ready(self.session(self.first),
                              [n.name for n in nodes],
                              deadline=CONF.kubernetes_mgmt.node_ready_timeout)
 
@@ -122,7 +155,7 @@ class ClusterSetup:
         session = self.session(node)
         self.script.upload(session)
         cni = self.plan.cni
-        if node is self.plan.first_master and cni.package_path:
+        if node is self.first and cni.package_path:
             session.upload(cni.package_path.read_bytes(),
                            roles.REMOTE_CNI_MANIFEST,
                            step='upload CNI manifest', sudo=True)
@@ -132,15 +165,29 @@ class ClusterSetup:
         for_each(nodes, step, phase=phase, label=lambda n: n.label,
                  parallel=CONF.kubernetes_mgmt.max_parallel_hosts)
 
-    def _vrrp_password(self) -> str:
+    def _vrrp_password(self, masters: Sequence[Node]) -> str:
         """Keep the password of an earlier run so that re-running changes
-        no keepalived configuration; otherwise make a new one."""
-        session = self.session(self.plan.first_master)
-        found = session.run(['cat', KEEPALIVED_CONF], step='read keepalived',
-                            sudo=True, check=False)
-        match = _AUTH_PASS.search(found.stdout) if found.exit_status == 0 \
-            else None
-        if match:
-            redact.register(match.group(1))
-            return match.group(1)
+        no keepalived configuration; otherwise make a new one. Read from
+        ``first``, else from the other masters being configured."""
+        tried: list[Node] = []
+        for node in [self.first, *masters]:
+            if node.host.role is not Role.MASTER or node in tried:
+                continue
+            tried.append(node)
+            match = _AUTH_PASS.search(self._keepalived_conf(node))
+            if match:
+                redact.register(match.group(1))
+                return match.group(1)
         return credentials.vrrp_password()
+
+    def _keepalived_conf(self, node: Node) -> str:
+        """The file as it is: command output would come back with known
+        secrets (this very password, in a second run) masked."""
+        session = self.session(node)
+        present = session.run(['test', '-f', KEEPALIVED_CONF],
+                              step='read keepalived', sudo=True,
+                              check=False).exit_status == 0
+        if not present:
+            return ''
+        return session.read_file(KEEPALIVED_CONF, step='read keepalived',
+                                 sudo=True).decode('utf-8', 'replace')

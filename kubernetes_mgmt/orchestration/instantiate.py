@@ -31,11 +31,12 @@ def host_keys(state: DriverState,
 
 
 def instantiate(context: Any, vnf_instance: Any, params: ClusterParams,
-                vnf: dict | None = None) -> Progress:
+                vnf: dict | None = None,
+                operation: str = 'instantiate') -> Progress:
     """Install the cluster, register it as a VIM, remember what later
     hooks need. Returns the timing of the phases."""
     instance_id = tacker_objects.instance_id(vnf_instance)
-    progress = Progress('instantiate', instance_id)
+    progress = Progress(operation, instance_id)
     with progress.phase('read topology'):
         heat = heat_client_for(vnf_instance, context)
         topology = read_topology(
@@ -82,6 +83,7 @@ def _remember_cluster(state: DriverState, plan: ClusterPlan) -> None:
         state.remember_node(node.host.server_id, NodeRecord(
             name=node.name, role=node.host.role.value, ip=node.ip))
     state.first_master = plan.first_master.host.server_id
+    state.stack_id = plan.topology.stack_id
     state.control_plane_endpoint = plan.control_plane_endpoint
     state.auth_url = plan.auth_url
     state.lb_port = plan.lb_port if plan.ha else None

@@ -193,58 +193,86 @@ def test_instance_still_serialises_as_tacker_stores_it(instantiated):
     assert len(state.nodes) == 2
 
 
-def test_other_hooks_take_tackers_objects_and_kwargs(
+def test_lifecycle_hooks_take_tackers_objects_and_kwargs(
         instantiated, lcm_driver, tacker_context, tacker_request,
         request_body, vnfd_query):
-    """scale, heal and terminate hooks with real request objects and the
-    keyword arguments VnfLcmDriver passes (mostly no-ops today)."""
+    """scale, heal and terminate with real request objects, the keyword
+    arguments VnfLcmDriver passes, and Tacker's own VnfcResourceInfo /
+    ResourceHandle objects, around the lab's Heat stack updates."""
     from tacker import objects
 
     lab, instance, vnfd_dict, _ = instantiated
-    stack_id = lab.state.stack_id
-    vnf = _vnf_dict(instance, stack_id)
+    view = ClusterView(lab.state.cluster_dir)
+    # What Tacker's OpenStack infra driver records after the stack was
+    # created: each VNFC's server (the lab refreshes it like the
+    # conductor after every stack update).
+    driving.refresh_vnfc_resources(lab, instance)
     vnfc = instance.instantiated_vnf_info.vnfc_resource_info
-    assert vnfc, 'Tacker built no vnfc_resource_info from the VNFD'
+    assert all(type(v) is objects.VnfcResourceInfo for v in vnfc)
     scale_in = tacker_request('ScaleVnfRequest', request_body(
         'scale_in_worker_instance.json'))
     scale_out = tacker_request('ScaleVnfRequest', request_body(
         'scale_out_worker_instance.json'))
-    heal_vnfc = tacker_request('HealVnfRequest', request_body(
-        'heal_vnfc_request.json', REPLACE_WITH_VNFC_INSTANCE_ID=vnfc[-1].id))
     heal_all = tacker_request('HealVnfRequest', request_body(
         'heal_vnf_request.json'))
     terminate = tacker_request('TerminateVnfRequest', request_body(
         'terminate_vnf_request.json'))
     assert scale_in.type == 'SCALE_IN' and scale_out.type == 'SCALE_OUT'
-    assert heal_vnfc.vnfc_instance_id == [vnfc[-1].id]
 
-    calls = [
-        ('scale_start', {'scale_vnf_request': scale_in,
-                         'scale_name_list': ['worker_instance-member-0'],
-                         'scale_out_id_list': [], 'vnf': vnf}),
-        # A failed SCALE_OUT being rolled back: only scale_name_list.
-        ('scale_start', {'scale_vnf_request': scale_out,
-                         'scale_name_list': []}),
-        ('scale_end', {'scale_vnf_request': scale_out,
-                       'scale_out_id_list': [str(uuid.uuid4())],
-                       'vnf': vnf}),
-        ('heal_start', {'heal_vnf_request': heal_vnfc}),
-        ('heal_end', {'heal_vnf_request': heal_vnfc, 'vnf': vnf}),
-        ('heal_start', {'heal_vnf_request': heal_all}),
-        ('heal_end', {'heal_vnf_request': heal_all, 'vnf': vnf}),
-        ('terminate_start', {'terminate_vnf_request': terminate,
-                             'vnf': vnf}),
-        ('terminate_end', {'terminate_vnf_request': terminate}),
-        # An instantiate being rolled back: no request.
-        ('terminate_end', {'terminate_vnf_request': None}),
-    ]
+    def hook(name, **kwargs):
+        _hook(lcm_driver, tacker_context, instance, vnfd_dict, name,
+              **copy.deepcopy(kwargs))
+
+    def vnf():
+        return _vnf_dict(instance,
+                         instance.instantiated_vnf_info.instance_id)
+
     with driving.driver_options(lab, vnf_package_dir=None), vnfd_query(), \
             mock.patch.object(objects.VnfInstance, 'save',
                               autospec=True) as save:
-        for hook, kwargs in calls:
-            _hook(lcm_driver, tacker_context, instance, vnfd_dict, hook,
-                  **copy.deepcopy(kwargs))
-    # terminate_end dropped what the driver stored, and saved that.
+        new = driving.add_workers(lab, instance, 1)
+        hook('scale_end', scale_vnf_request=scale_out,
+             scale_out_id_list=[h.member_stack_id for h in new], vnf=vnf())
+        assert len(view.node_names()) == 3
+
+        names = driving.scale_in_members(lab, 1)
+        hook('scale_start', scale_vnf_request=scale_in,
+             scale_name_list=names, scale_out_id_list=[], vnf=vnf())
+        driving.remove_workers(lab, instance, names)
+        # A failed SCALE_OUT being rolled back: only scale_name_list.
+        hook('scale_start', scale_vnf_request=scale_out, scale_name_list=[])
+        assert len(view.node_names()) == 2
+
+        worker = next(h for h in lab.state.hosts if h.role == 'worker')
+        heal_vnfc = tacker_request('HealVnfRequest', request_body(
+            'heal_vnfc_request.json',
+            REPLACE_WITH_VNFC_INSTANCE_ID=driving.vnfc_of(instance,
+                                                          worker)))
+        hook('heal_start', heal_vnf_request=heal_vnfc)
+        driving.rebuild_vnfcs(lab, instance, heal_vnfc.vnfc_instance_id)
+        hook('heal_end', heal_vnf_request=heal_vnfc, vnf=vnf())
+        assert lab.state.host(worker.name).server_id != worker.server_id
+
+        old_vim = instance_state.load(instance).vim_id
+        hook('heal_start', heal_vnf_request=heal_all)
+        driving.respawn(lab, instance)
+        hook('heal_end', heal_vnf_request=heal_all, vnf=vnf())
+        new_vim = instance_state.load(instance).vim_id
+        assert new_vim and new_vim != old_vim
+        assert [c.vim_id for c in instance.vim_connection_info
+                if c.vim_type == 'kubernetes'] == [new_vim]
+        assert len(view.node_names()) == 2
+        assert all(view.node_ready(n) for n in view.node_names())
+
+        hook('terminate_start', terminate_vnf_request=terminate, vnf=vnf())
+        hook('terminate_end', terminate_vnf_request=terminate)
+        # An instantiate being rolled back: no request.
+        hook('terminate_end', terminate_vnf_request=None)
+    # terminate_end dropped what the driver stored and the VIM, and saved
+    # that.
     assert save.call_count >= 1
     assert instance_state.METADATA_KEY not in instance.vnf_metadata
     assert instance.vnf_metadata == {'owner': 'operator'}
+    assert FileVimRegistry(lab.vim_registry_file).records() == []
+    assert [c.vim_type for c in instance.vim_connection_info] == \
+        ['openstack']

@@ -96,6 +96,7 @@ VALID = {
                     'BOOTSTRAP_TOKEN': TOKEN,
                     'CA_CERT_HASH': 'sha256:' + 'a' * 64,
                     'CERTIFICATE_KEY': CERT_KEY},
+    'hosts': {'HOSTS': '10.0.0.1=master-0,10.0.0.5=worker-0'},
 }
 
 
@@ -133,6 +134,10 @@ def config_of(role: str, changes: dict, extra: tuple = ()) -> str:
     ('init', {'CNI_MANIFEST': '/var/lib/../../etc/shadow'}, (),
      'invalid CNI_MANIFEST'),
     ('init', {'CNI': 'weave'}, (), 'invalid CNI'),
+    ('hosts', {'HOSTS': None}, (), 'HOSTS is required for role hosts'),
+    ('hosts', {'HOSTS': '10.0.0.1=a $(reboot)'}, (), 'invalid HOSTS'),
+    ('hosts', {'K8S_VERSION': '1.37'}, (),
+     'K8S_VERSION is not used by role hosts'),
 ])
 def test_bad_config_is_refused_without_echoing_it(role, changes, extra,
                                                   message):

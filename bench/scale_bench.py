@@ -1,0 +1,69 @@
+"""Benchmark: scale-out wall time, 8 new workers against 1.
+
+Runs in the lab (root needed). Each run instantiates 1 master + 1 worker
+without delay, then sets a fixed emulated install time per node (default
+60 s, like a real package installation) and scales out by N workers the
+way Tacker does: the stack update adds the VMs (not timed: that is Heat's
+and Nova's work), then scale_end prepares and joins them (timed). Prints,
+per N: scale_end wall time, the ratio to N = 1 (target <= 1.3), the
+critical path of remote work and the driver's own overhead.
+
+    sudo python bench/scale_bench.py [--install-delay 60] [--workers 1 8]
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+
+from kubernetes_mgmt.lab import driving
+from kubernetes_mgmt.lab.emulated import set_install_delay
+from kubernetes_mgmt.lab.manager import Lab
+from kubernetes_mgmt.lab.testing import new_lab_args
+from kubernetes_mgmt.orchestration.scale import scale_out
+
+
+def measure(new_workers: int, install_delay: float) -> dict:
+    lab = Lab.up(masters=1, workers=1, **new_lab_args())
+    try:
+        with driving.driver_options(lab,
+                                    max_parallel_hosts=new_workers + 1):
+            request, instance = driving.new_instance(lab)
+            driving.instantiate_end(request, instance, lab)
+            set_install_delay(lab.state.cluster_dir, install_delay)
+            booted = time.monotonic()
+            new = driving.add_workers(lab, instance, new_workers)
+            boot = time.monotonic() - booted
+            started = time.monotonic()
+            progress = scale_out(
+                None, instance,
+                driving.scale_request('SCALE_OUT', new_workers),
+                [h.member_stack_id for h in new],
+                driving.vnf_dict(instance))
+            wall = time.monotonic() - started
+    finally:
+        lab.down()
+    return {'workers': new_workers, 'wall': wall, 'boot': boot,
+            'remote': progress.remote_critical_seconds,
+            'overhead': wall - progress.remote_critical_seconds}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--install-delay', type=float, default=60.0)
+    parser.add_argument('--workers', type=int, nargs='+', default=[1, 8])
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    rows = [measure(w, args.install_delay) for w in args.workers]
+    base = rows[0]['wall']
+    print(f'install delay per node: {args.install_delay:g} s')
+    print(f'{"N":>3} {"scale_end s":>11} {"ratio":>6} {"remote s":>9} '
+          f'{"overhead s":>10} {"VM boot s":>9}')
+    for r in rows:
+        print(f'{r["workers"]:>3} {r["wall"]:>11.1f} '
+              f'{r["wall"] / base:>6.2f} {r["remote"]:>9.1f} '
+              f'{r["overhead"]:>10.2f} {r["boot"]:>9.1f}')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,120 @@
+"""What every operation after instantiate starts from.
+
+The instantiate request as Tacker stored it (validated again), what the
+driver stored in the instance, the cluster plan read from the current
+Heat stack, a healthy master to run kubectl on, and SSH sessions whose
+host keys are written back to the instance when the operation ends.
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes_mgmt import instance_state, redact, tacker_objects
+from kubernetes_mgmt.cluster.plan import ClusterPlan, Node, build_plan
+from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.instance_state import DriverState, NodeRecord
+from kubernetes_mgmt.orchestration.instantiate import host_keys
+from kubernetes_mgmt.orchestration.progress import Progress
+from kubernetes_mgmt.package import package_dir
+from kubernetes_mgmt.params.model import ClusterParams
+from kubernetes_mgmt.params.validate import read_stored_params
+from kubernetes_mgmt.remote.ssh import Sessions
+from kubernetes_mgmt.topology.heat import read_topology
+from kubernetes_mgmt.topology.heat_client import heat_client_for
+
+LOG = redact.get_logger(__name__)
+
+
+def stored_params(vnf_instance: Any) -> ClusterParams:
+    """The instantiate request's cluster parameters, validated again."""
+    stored = tacker_objects.stored_additional_params(vnf_instance)
+    if not stored:
+        raise MgmtDriverError(
+            f'VNF instance {tacker_objects.instance_id(vnf_instance)} has '
+            'no stored instantiate parameters '
+            '(instantiated_vnf_info.additional_params is empty): it was '
+            'not instantiated with this driver')
+    return read_stored_params(stored)
+
+
+@dataclass
+class Day2:
+    operation: str
+    context: Any
+    vnf_instance: Any
+    params: ClusterParams
+    state: DriverState
+    progress: Progress
+
+    @classmethod
+    def load(cls, operation: str, context: Any, vnf_instance: Any) -> Day2:
+        """Read and validate what Tacker stored; touches no host."""
+        instance_id = tacker_objects.instance_id(vnf_instance)
+        return cls(operation, context, vnf_instance,
+                   stored_params(vnf_instance),
+                   instance_state.load(vnf_instance),
+                   Progress(operation, instance_id))
+
+    @property
+    def instance_id(self) -> str:
+        return tacker_objects.instance_id(self.vnf_instance)
+
+    def read_plan(self, vnf: dict | None = None) -> ClusterPlan:
+        """The cluster as the current Heat stack holds it."""
+        with self.progress.phase('read topology'):
+            heat = heat_client_for(self.vnf_instance, self.context)
+            topology = read_topology(
+                heat, tacker_objects.stack_id(self.vnf_instance, vnf),
+                self.params)
+            return build_plan(self.instance_id, self.params, topology,
+                              package_dir(self.context, self.vnf_instance))
+
+    def helper(self, plan: ClusterPlan, avoid: Collection[str]) -> Node:
+        """The master that runs kubectl, etcdctl and refresh-join: the
+        stored first master unless it is in ``avoid`` (node names being
+        rebuilt or removed), else the next master in Heat's order. The
+        choice is remembered, so later hooks use the same master."""
+        candidates = [m for m in plan.masters if m.name not in avoid]
+        if not candidates:
+            raise MgmtDriverError(
+                f'{self.operation}: no master outside '
+                f'{", ".join(sorted(avoid))} is left to run the cluster '
+                'from')
+        stored = [m for m in candidates
+                  if m.host.server_id == self.state.first_master]
+        chosen = (stored or candidates)[0]
+        if chosen.host.server_id != self.state.first_master:
+            LOG.info('%s %s: %s now runs the cluster operations',
+                     self.operation, self.instance_id, chosen.label)
+            self.state.first_master = chosen.host.server_id
+        return chosen
+
+    @contextlib.contextmanager
+    def sessions(self, replacing: Iterable[str] = ()) -> Iterator[Sessions]:
+        """SSH sessions; a changed host key is accepted only for the
+        addresses in ``replacing`` (VMs being healed). Host keys learnt
+        are stored even when the operation fails."""
+        keys = host_keys(self.state, set(replacing))
+        try:
+            with Sessions(keys) as sessions:
+                self.progress.sessions = sessions
+                yield sessions
+        finally:
+            self.state.host_keys = dict(keys.known)
+            self.save()
+
+    def remember(self, nodes: Iterable[Node]) -> None:
+        for node in nodes:
+            self.state.remember_node(node.host.server_id, NodeRecord(
+                name=node.name, role=node.host.role.value, ip=node.ip))
+
+    def save(self) -> None:
+        instance_state.save(self.vnf_instance, self.state)
+
+    def finish(self) -> Progress:
+        self.save()
+        LOG.info('%s', self.progress.summary())
+        return self.progress

@@ -1,0 +1,66 @@
+"""Giving up the cluster's VIM: who still uses it, and removing it.
+
+Used by terminate and by a heal of the whole VNF (the cluster is rebuilt
+and registered again).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from kubernetes_mgmt import redact, tacker_objects
+from kubernetes_mgmt.instance_state import DriverState
+from kubernetes_mgmt.vim.connection import remove_vim_connection
+from kubernetes_mgmt.vim.model import VimError, same_url
+from kubernetes_mgmt.vim.registry import registry_for
+
+LOG = redact.get_logger(__name__)
+
+
+class VimInUse(VimError):
+    """CNFs are still deployed on the cluster."""
+
+
+def _vim_id(context: Any, state: DriverState) -> str | None:
+    """The VIM this instance registered. Without a stored id (a run that
+    failed right after registering) the VIM of the stored name counts,
+    but only if it points at this cluster's URL."""
+    if state.vim_id:
+        return state.vim_id
+    if not (state.vim_name and state.auth_url):
+        return None
+    found = registry_for().find(context, state.vim_name)
+    if found is not None and same_url(found.auth_url, state.auth_url):
+        return found.id
+    return None
+
+
+def refuse_if_in_use(context: Any, vnf_instance: Any, state: DriverState,
+                     operation: str) -> None:
+    """Raise VimInUse, naming the CNF instances, while any VNF instance
+    other than this one uses the cluster's VIM."""
+    vim_id = _vim_id(context, state)
+    if vim_id is None:
+        return
+    own = tacker_objects.instance_id(vnf_instance)
+    users = sorted(u for u in registry_for().in_use(context, vim_id)
+                   if u != own)
+    if users:
+        raise VimInUse(
+            f'{operation} refused: CNF instance(s) {", ".join(users)} are '
+            f'still deployed on this cluster (VIM {state.vim_name or ""} '
+            f'{vim_id}); terminate them first. Nothing was changed.')
+
+
+def release_vim(context: Any, vnf_instance: Any, state: DriverState) -> None:
+    """Delete the VIM (a missing one is fine), drop its
+    vim_connection_info entry, and forget it in ``state``. The caller
+    saves the instance."""
+    vim_id = _vim_id(context, state)
+    if vim_id is not None:
+        registry_for().delete(context, vim_id)
+        LOG.info('VIM %s (%s) deleted', state.vim_name or '', vim_id)
+        remove_vim_connection(vnf_instance, vim_id)
+    else:
+        LOG.info('instance %s: no VIM registered: nothing to delete',
+                 tacker_objects.instance_id(vnf_instance))
+    state.vim_id = None

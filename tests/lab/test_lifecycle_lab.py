@@ -1,0 +1,457 @@
+"""scale, heal and terminate against the lab, hooks driven as Tacker does
+(``driving``: *_start hook, Heat stack update through the lab's Heat API,
+vnfc_resource_info refreshed, *_end hook).
+
+One HA cluster (3 masters + 2 workers) goes through the whole lifecycle,
+test by test in file order; a simple cluster checks the refusal that only
+it can show. Real: SSH, Heat API, install script, HAProxy, keepalived.
+Emulated: the Kubernetes binaries.
+"""
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import threading
+import time
+import urllib.request
+
+import pytest
+import yaml
+
+from kubernetes_mgmt import instance_state
+from kubernetes_mgmt.cluster.naming import member_node_name
+from kubernetes_mgmt.conf import CONF
+from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
+from kubernetes_mgmt.lab import driving
+from kubernetes_mgmt.lab.emulated import ClusterView, inject_fault
+from kubernetes_mgmt.lab.manager import Lab
+from kubernetes_mgmt.lab.testing import new_lab_args, unavailable_reason
+from kubernetes_mgmt.remote.retry import poll
+from kubernetes_mgmt.topology.model import Role
+from kubernetes_mgmt.vim.file_registry import FileVimRegistry
+from kubernetes_mgmt.vim.release import VimInUse
+
+pytestmark = pytest.mark.lab
+
+ADMIN_CONF = '/etc/kubernetes/admin.conf'
+PAUSE = {'name': 'pause', 'image': 'registry.k8s.io/pause:3.10'}
+WATCHED_FILES = ('/etc/hosts', '/etc/haproxy/haproxy.cfg',
+                 '/etc/keepalived/keepalived.conf')
+
+
+def _instantiated(masters: int, workers: int):
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    lab = Lab.up(masters=masters, workers=workers, **new_lab_args())
+    try:
+        with driving.driver_options(lab):
+            request, instance = driving.new_instance(lab)
+            driving.instantiate_end(request, instance, lab)
+        yield lab, instance
+    finally:
+        lab.down()
+
+
+@pytest.fixture
+def ha_lab(ha):
+    """The HA cluster, with the driver pointed at its lab."""
+    with driving.driver_options(ha[0]):
+        yield ha
+
+
+@pytest.fixture
+def simple_lab(simple):
+    with driving.driver_options(simple[0]):
+        yield simple
+
+
+@pytest.fixture(scope='module')
+def ha():
+    yield from _instantiated(3, 2)
+
+
+@pytest.fixture(scope='module')
+def simple():
+    yield from _instantiated(1, 1)
+
+
+# -- helpers ------------------------------------------------------------------
+
+def node_name(host) -> str:
+    return member_node_name(Role(host.role), host.member_name)
+
+
+def expected_nodes(lab) -> set[str]:
+    return {node_name(h) for h in lab.state.hosts}
+
+
+def view(lab) -> ClusterView:
+    return ClusterView(lab.state.cluster_dir)
+
+
+def assert_cluster_matches_lab(lab, instance) -> None:
+    """Every lab VM is a Ready node, nothing else is; the stored state
+    knows exactly these VMs and their current host keys."""
+    v = view(lab)
+    assert set(v.node_names()) == expected_nodes(lab)
+    assert all(v.node_ready(n) for n in v.node_names())
+    state = instance_state.load(instance)
+    assert {sid: r.name for sid, r in state.node_records().items()} == \
+        {h.server_id: node_name(h) for h in lab.state.hosts}
+    assert set(state.host_keys) == {h.ip for h in lab.state.hosts}
+    for host in lab.state.hosts:
+        kind, blob = state.host_keys[host.ip].split()
+        assert lab.host_public_keys(host.name)[kind] == blob
+    assert not state.healing
+
+
+def read(lab, host, path) -> str | None:
+    try:
+        with open(lab.host_path(host, path), encoding='utf-8') as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def hosts_block(lab, host) -> set[str]:
+    text = read(lab, host, '/etc/hosts')
+    start = text.index('# BEGIN kubernetes-mgmt nodes\n')
+    end = text.index('# END kubernetes-mgmt nodes')
+    return set(text[start:end].splitlines()[1:])
+
+
+def assert_hosts_files(lab) -> None:
+    wanted = {f'{h.ip} {node_name(h)}' for h in lab.state.hosts}
+    for host in lab.state.hosts:
+        assert hosts_block(lab, host.name) == wanted, host.name
+
+
+def registry(lab) -> FileVimRegistry:
+    return FileVimRegistry(lab.vim_registry_file)
+
+
+def snapshot(lab, instance) -> dict:
+    """Everything a refused request must leave as it was."""
+    v = view(lab)
+    return {
+        'nodes': json.dumps(v.nodes(), sort_keys=True),
+        'etcd': v.etcd_members(),
+        'events': len(v.events()),
+        'ssh logins': {h.name: lab.ssh_accepts(h.name)
+                       for h in lab.state.hosts},
+        'files': {(h.name, p): read(lab, h.name, p)
+                  for h in lab.state.hosts for p in WATCHED_FILES},
+        'hosts': [(h.name, h.server_id) for h in lab.state.hosts],
+        'metadata': dict(instance.vnf_metadata),
+        'vim connections': [c.vim_id for c in instance.vim_connection_info],
+        'vims': registry(lab).records(),
+    }
+
+
+def kube_events(lab, node: str) -> list[str]:
+    """The verbs of the kubectl commands that named node ``node``."""
+    return [e['argv'][3] for e in view(lab).events(command='kubectl')
+            if e['argv'][1:3] == ['--kubeconfig', ADMIN_CONF]
+            and node in e['argv'][4:]]
+
+
+def apply(lab, instance, manifest: list[dict]) -> None:
+    master = lab.state.hosts[0].name
+    text = yaml.safe_dump_all(manifest)
+    result = lab.run_in_host(master, [
+        'kubectl', '--kubeconfig', '/etc/kubernetes/admin.conf', 'apply',
+        '-f', '-'], input=text)
+    assert result.returncode == 0, result.stderr
+
+
+# -- scale ------------------------------------------------------------------
+
+def test_scale_out_by_two_then_in_by_one(ha_lab):
+    lab, instance = ha_lab
+    before = expected_nodes(lab)
+
+    started = time.monotonic()
+    new = driving.scale_out(lab, instance, 2)
+    out_seconds = time.monotonic() - started
+    assert len(new) == 2
+    assert expected_nodes(lab) == before | {node_name(h) for h in new}
+    assert_cluster_matches_lab(lab, instance)
+    assert_hosts_files(lab)      # old nodes know the new ones, and back
+
+    oldest = driving.scale_in_members(lab, 1)
+    leaving = next(h for h in lab.state.hosts
+                   if h.member_name == oldest[0])
+    started = time.monotonic()
+    assert driving.scale_in(lab, instance, 1) == oldest
+    in_seconds = time.monotonic() - started
+    gone = node_name(leaving)
+    assert gone not in view(lab).node_names()
+    assert expected_nodes(lab) == (before | {node_name(h) for h in new}) \
+        - {gone}
+    assert_cluster_matches_lab(lab, instance)
+    assert_hosts_files(lab)
+    # cordoned, then drained, then deleted
+    assert kube_events(lab, gone)[-3:] == ['cordon', 'drain', 'delete']
+    drain, = [e for e in view(lab).events(command='kubectl drain')
+              if gone in e['argv']]
+    assert {'--ignore-daemonsets', '--delete-emptydir-data'} <= \
+        set(drain['argv'])
+    print(f'\nscale-out by 2: {out_seconds:.1f} s, scale-in by 1: '
+          f'{in_seconds:.1f} s')
+
+
+def test_drain_blocked_by_a_disruption_budget_fails_clearly(ha_lab):
+    lab, instance = ha_lab
+    workers = len([h for h in lab.state.hosts if h.role == 'worker'])
+    labels = {'app': 'guarded'}
+    apply(lab, instance, [
+        {'apiVersion': 'apps/v1', 'kind': 'Deployment',
+         'metadata': {'name': 'guarded', 'namespace': 'default'},
+         'spec': {'replicas': 2 * workers,
+                  'selector': {'matchLabels': labels},
+                  'template': {'metadata': {'labels': labels},
+                               'spec': {'containers': [PAUSE]}}}},
+        {'apiVersion': 'policy/v1', 'kind': 'PodDisruptionBudget',
+         'metadata': {'name': 'guarded', 'namespace': 'default'},
+         'spec': {'maxUnavailable': 0, 'selector': {'matchLabels': labels}}},
+    ])
+    oldest = driving.scale_in_members(lab, 1)[0]
+    victim = node_name(next(h for h in lab.state.hosts
+                            if h.member_name == oldest))
+    CONF.set_override('drain_timeout', 2, 'kubernetes_mgmt')
+    try:
+        with pytest.raises(MgmtDriverError) as info:
+            driving.scale_in(lab, instance, 1)
+    finally:
+        CONF.clear_override('drain_timeout', 'kubernetes_mgmt')
+    message = str(info.value)
+    assert f'node {victim} could not be drained within 2 s' in message
+    assert 'drain_timeout' in message and 'PodDisruptionBudget' in message
+    node = view(lab).node(victim)
+    assert node is not None and node['spec'].get('unschedulable')
+    assert expected_nodes(lab) == set(view(lab).node_names())
+
+    # The budget relaxed, the same scale-in completes.
+    result = lab.run_in_host(lab.state.hosts[0].name, [
+        'kubectl', '--kubeconfig', '/etc/kubernetes/admin.conf', 'delete',
+        'pdb', 'guarded'])
+    assert result.returncode == 0, result.stderr
+    assert driving.scale_in(lab, instance, 1) == [oldest]
+    assert victim not in view(lab).node_names()
+    assert not view(lab).pods(node=victim)
+    assert_cluster_matches_lab(lab, instance)
+
+
+def test_scale_out_rollback_removes_half_joined_nodes(ha_lab):
+    lab, instance = ha_lab
+    before = expected_nodes(lab)
+    new = driving.add_workers(lab, instance, 2)
+    inject_fault(lab.state.cluster_dir, new[1].name, 'kubeadm join',
+                 'injected: join refused')
+    with pytest.raises(MgmtDriverError, match='injected: join refused'):
+        driving.hook('scale_end', instance,
+                     scale_vnf_request=driving.scale_request('SCALE_OUT', 2),
+                     scale_out_id_list=[h.member_stack_id for h in new],
+                     vnf=driving.vnf_dict(instance))
+    joined = node_name(new[0])
+    assert joined in view(lab).node_names()     # half of it worked
+
+    driving.rollback_scale_out(lab, instance, new)
+    assert set(view(lab).node_names()) == before == expected_nodes(lab)
+    assert kube_events(lab, joined)[-3:] == ['cordon', 'drain', 'delete']
+    assert_cluster_matches_lab(lab, instance)
+    assert_hosts_files(lab)
+
+
+# -- refusals ---------------------------------------------------------------
+
+def test_refused_requests_change_nothing(ha_lab):
+    lab, instance = ha_lab
+    master = next(h for h in lab.state.hosts if h.role == 'master')
+    before = snapshot(lab, instance)
+
+    with pytest.raises(ValidationError, match='is the master aspect'):
+        driving.hook('scale_start', instance,
+                     scale_vnf_request=driving.scale_request(
+                         'SCALE_IN', 1, aspect='master_instance'),
+                     scale_name_list=[master.member_name],
+                     scale_out_id_list=[master.member_stack_id],
+                     vnf=driving.vnf_dict(instance))
+    with pytest.raises(ValidationError, match='is the master aspect'):
+        driving.hook('scale_end', instance,
+                     scale_vnf_request=driving.scale_request(
+                         'SCALE_OUT', 1, aspect='master_instance'),
+                     scale_out_id_list=[master.member_stack_id],
+                     vnf=driving.vnf_dict(instance))
+    with pytest.raises(ValidationError, match='not a VNFC of'):
+        driving.heal(lab, instance, ['no-such-vnfc'])
+
+    vim_id = instance_state.load(instance).vim_id
+    registry(lab).record_use(vim_id, 'cnf-instance-1')
+    try:
+        with pytest.raises(VimInUse, match='cnf-instance-1'):
+            driving.terminate(instance)
+        with pytest.raises(VimInUse, match='cnf-instance-1'):
+            driving.heal_whole(lab, instance)
+    finally:
+        registry(lab).record_use(vim_id, 'cnf-instance-1', used=False)
+    assert snapshot(lab, instance) == before
+
+
+def test_heal_of_the_only_master_is_refused(simple_lab):
+    lab, instance = simple_lab
+    master = next(h for h in lab.state.hosts if h.role == 'master')
+    before = snapshot(lab, instance)
+    with pytest.raises(ValidationError, match='only master of this '
+                       'single-master cluster') as info:
+        driving.heal(lab, instance, [driving.vnfc_of(instance, master)])
+    assert 'heal request without vnfcInstanceId' in str(info.value)
+    assert snapshot(lab, instance) == before
+
+
+# -- heal ---------------------------------------------------------------------
+
+class VipProbe:
+    """GET https://VIP:port/healthz every 0.1 s in a thread; the longest
+    stretch of failures is the outage a client of the VIP saw."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.results: list[tuple[float, bool]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._context = ssl.create_default_context()
+        self._context.check_hostname = False
+        self._context.verify_mode = ssl.CERT_NONE
+
+    def _once(self) -> bool:
+        try:
+            with urllib.request.urlopen(  # noqa: S310 - https only
+                    self.url, context=self._context, timeout=1) as reply:
+                return reply.read() == b'ok'
+        except OSError:
+            return False
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.results.append((time.monotonic(), self._once()))
+            self._stop.wait(0.1)
+
+    def __enter__(self) -> VipProbe:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def longest_outage(self) -> float:
+        worst, last_ok = 0.0, None
+        for when, ok in self.results:
+            if ok:
+                last_ok = when
+            elif last_ok is not None:
+                worst = max(worst, when - last_ok)
+        return worst
+
+    @property
+    def failures(self) -> int:
+        return sum(1 for _, ok in self.results if not ok)
+
+
+def _vip_holder(lab):
+    for host in lab.state.hosts:
+        if host.role == 'master' and f' {lab.state.vip}/' in \
+                lab.run_in_host(host.name, ['ip', '-o', '-4', 'addr',
+                                            'show']).stdout:
+            return host
+    return None
+
+
+def test_heal_of_the_master_holding_the_vip(ha_lab):
+    lab, instance = ha_lab
+    old = poll(lambda: _vip_holder(lab), deadline=15, what='VIP held')
+    name = node_name(old)
+    old_member = next(m for m in view(lab).etcd_members()
+                      if m['name'] == name)
+    url = f'https://{lab.state.vip}:16443/healthz'
+    started = time.monotonic()
+    with VipProbe(url) as probe:
+        driving.heal(lab, instance, [driving.vnfc_of(instance, old)])
+        heal_seconds = time.monotonic() - started
+        # heal_end waited until the rebuilt VRRP MASTER took the VIP back
+        assert _vip_holder(lab).name == old.name
+        time.sleep(1.0)
+    healed = lab.state.host(old.name)
+    assert healed.server_id != old.server_id
+    assert lab.host_public_keys(old.name) != {}
+
+    members = view(lab).etcd_members()
+    assert len(members) == 3
+    assert old_member['id'] not in {m['id'] for m in members}
+    assert name in {m['name'] for m in members}
+    masters = [h for h in lab.state.hosts if h.role == 'master']
+    for master in masters:
+        cfg = read(lab, master.name, '/etc/haproxy/haproxy.cfg')
+        for other in masters:
+            assert f'server {node_name(other)} {other.ip}:6443' in cfg, \
+                master.name
+    assert_cluster_matches_lab(lab, instance)
+    assert kube_events(lab, name)[-3:] == ['cordon', 'drain', 'delete']
+    outage = probe.longest_outage()
+    print(f'\nheal of the VIP master: {heal_seconds:.1f} s; VIP probed '
+          f'{len(probe.results)} times, {probe.failures} failed, longest '
+          f'outage {outage:.2f} s')
+    assert probe.results and outage <= 5.0
+
+
+def test_heal_of_a_worker(ha_lab):
+    lab, instance = ha_lab
+    old = next(h for h in lab.state.hosts if h.role == 'worker')
+    name = node_name(old)
+    events = len(view(lab).events())
+    driving.heal(lab, instance, [driving.vnfc_of(instance, old)])
+    assert lab.state.host(old.name).server_id != old.server_id
+    assert_cluster_matches_lab(lab, instance)
+    recent = [(e['host'], e['argv'][3] if e['argv'][0] == 'kubectl'
+               else ' '.join(e['argv'][:2]))
+              for e in view(lab).events()[events:]
+              if name in e['argv'] or e['host'] == old.name]
+    helper = recent[0][0]
+    assert recent[:3] == [(helper, 'cordon'), (helper, 'drain'),
+                          (helper, 'delete')]
+    assert (old.name, 'kubeadm join') in recent[3:]
+
+
+def test_heal_of_the_whole_vnf_reinstalls_and_registers_again(ha_lab):
+    lab, instance = ha_lab
+    old_stack = lab.state.stack_id
+    old_vim = instance_state.load(instance).vim_id
+    driving.heal_whole(lab, instance)
+    assert lab.state.stack_id != old_stack
+    assert_cluster_matches_lab(lab, instance)
+    state = instance_state.load(instance)
+    assert state.stack_id == lab.state.stack_id
+    records = registry(lab).records()
+    assert [r.id for r in records] == [state.vim_id] and \
+        state.vim_id != old_vim
+    kube = [c for c in instance.vim_connection_info
+            if c.vim_type == 'kubernetes']
+    assert [c.vim_id for c in kube] == [state.vim_id]
+    assert instance.vim_connection_info[0].vim_type == 'openstack'
+
+
+def test_terminate_removes_the_vim_and_the_stored_state(ha_lab):
+    lab, instance = ha_lab
+    driving.terminate(instance)
+    assert registry(lab).records() == []
+    assert instance_state.METADATA_KEY not in instance.vnf_metadata
+    assert [c.vim_type for c in instance.vim_connection_info] == \
+        ['openstack']
+    with open(lab.vim_registry_file, encoding='utf-8') as f:
+        assert json.load(f) == {'vims': []}
+    # An instantiate rollback after that finds nothing and is fine.
+    driving.hook('terminate_end', instance, terminate_vnf_request=None)
+    assert os.path.exists(lab.vim_registry_file)
