@@ -1,11 +1,14 @@
 """Benchmark: instantiate wall time against the number of workers.
 
-Runs in the lab (root needed) with a fixed emulated install time per node,
+Runs in the lab (root needed) with a fixed emulated install time per node
+(default 60 s, about what package installs and image pulls take on a real
+VM; with much shorter delays the 2-core lab machine, which runs every
+emulated VM's commands, becomes the bottleneck),
 for 1 master + W workers, W in (1, 4, 16). Prints, per W: wall time,
 wall(W)/wall(1), SSH connections per host, the critical path of remote
 work, and the driver's own overhead (wall time minus that critical path).
 
-    sudo python bench/instantiate_bench.py [--install-delay 10]
+    sudo python bench/instantiate_bench.py [--install-delay 60]
 """
 from __future__ import annotations
 
@@ -41,7 +44,7 @@ def measure(workers: int, install_delay: float) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--install-delay', type=float, default=10.0)
+    parser.add_argument('--install-delay', type=float, default=60.0)
     parser.add_argument('--workers', type=int, nargs='+',
                         default=[1, 4, 16])
     args = parser.parse_args()
