@@ -17,16 +17,13 @@ import logging
 import time
 
 from kubernetes_mgmt.lab import driving
-from kubernetes_mgmt.lab.manager import Lab
-from kubernetes_mgmt.lab.testing import new_lab_args
+from kubernetes_mgmt.lab.testing import throwaway_lab
 from kubernetes_mgmt.orchestration.instantiate import instantiate
 from kubernetes_mgmt.params.validate import parse_cluster_params
 
 
 def measure(workers: int, install_delay: float) -> dict:
-    lab = Lab.up(masters=1, workers=workers, install_delay=install_delay,
-                 **new_lab_args())
-    try:
+    with throwaway_lab(1, workers, install_delay=install_delay) as lab:
         with driving.driver_options(lab, max_parallel_hosts=workers + 1):
             request, instance = driving.new_instance(lab)
             params = parse_cluster_params(request.additional_params)
@@ -34,8 +31,6 @@ def measure(workers: int, install_delay: float) -> dict:
             progress = instantiate(None, instance, params)
             wall = time.monotonic() - started
         accepts = [lab.ssh_accepts(h.name) for h in lab.state.hosts]
-    finally:
-        lab.down()
     return {'workers': workers, 'wall': wall,
             'remote': progress.remote_critical_seconds,
             'overhead': wall - progress.remote_critical_seconds,

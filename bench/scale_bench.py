@@ -18,14 +18,12 @@ import time
 
 from kubernetes_mgmt.lab import driving
 from kubernetes_mgmt.lab.emulated import set_install_delay
-from kubernetes_mgmt.lab.manager import Lab
-from kubernetes_mgmt.lab.testing import new_lab_args
+from kubernetes_mgmt.lab.testing import throwaway_lab
 from kubernetes_mgmt.orchestration.scale import scale_out
 
 
 def measure(new_workers: int, install_delay: float) -> dict:
-    lab = Lab.up(masters=1, workers=1, **new_lab_args())
-    try:
+    with throwaway_lab(1, 1) as lab:
         with driving.driver_options(lab,
                                     max_parallel_hosts=new_workers + 1):
             request, instance = driving.new_instance(lab)
@@ -41,8 +39,6 @@ def measure(new_workers: int, install_delay: float) -> dict:
                 [h.member_stack_id for h in new],
                 driving.vnf_dict(instance))
             wall = time.monotonic() - started
-    finally:
-        lab.down()
     return {'workers': new_workers, 'wall': wall, 'boot': boot,
             'remote': progress.remote_critical_seconds,
             'overhead': wall - progress.remote_critical_seconds}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 from kubernetes_mgmt.lab import net, procs
 from kubernetes_mgmt.lab.errors import LabError
+from kubernetes_mgmt.remote.retry import wait_until
 
 START_DEADLINE = 30.0
 
@@ -21,18 +21,16 @@ def start(module: str, args: list[str], ip: str, port: int,
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT, cwd='/',
                                 start_new_session=True)
-    end = time.monotonic() + START_DEADLINE
-    pause = 0.02
-    while not net.port_open(ip, port, timeout=0.5):
+    def listening() -> bool:
         if proc.poll() is not None:
             raise LabError(f'{what} exited with status {proc.returncode}; '
                            f'see {log_path}')
-        if time.monotonic() > end:
-            proc.kill()
-            raise LabError(f'{what} did not listen on {ip}:{port} within '
-                           f'{START_DEADLINE:g} s; see {log_path}')
-        time.sleep(pause)
-        pause = min(pause * 2, 0.25)
+        return net.port_open(ip, port, timeout=0.5)
+
+    if not wait_until(listening, deadline=START_DEADLINE, ceiling=0.25):
+        proc.kill()
+        raise LabError(f'{what} did not listen on {ip}:{port} within '
+                       f'{START_DEADLINE:g} s; see {log_path}')
     return proc.pid
 
 

@@ -95,6 +95,20 @@ def instantiate_end(request, instance, lab: Lab | None = None) -> None:
 
 # -- what Tacker keeps about the VMs -------------------------------------
 
+@contextlib.contextmanager
+def instantiated_lab(masters: int, workers: int):
+    """(lab, vnf_instance) of a throw-away lab whose cluster the driver
+    has just instantiated. The driver options are applied only for the
+    instantiate: callers apply their own (they do not nest)."""
+    from kubernetes_mgmt.lab.testing import throwaway_lab
+
+    with throwaway_lab(masters, workers) as lab:
+        with driver_options(lab):
+            request, instance = new_instance(lab)
+            instantiate_end(request, instance, lab)
+        yield lab, instance
+
+
 def refresh_vnfc_resources(lab: Lab, instance) -> None:
     """``vnfc_resource_info`` from the lab's VMs, as the conductor
     refreshes it after each stack update: a VNFC keeps its id while its

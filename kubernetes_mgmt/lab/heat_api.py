@@ -29,7 +29,7 @@ from kubernetes_mgmt.lab.heat.service import (
     Response,
     default_lab,
 )
-from kubernetes_mgmt.lab.net import listen_address
+from kubernetes_mgmt.lab.net import listen_address, serve_until_stopped
 
 LOG = redact.get_logger(__name__)
 
@@ -152,13 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     server = HeatApiServer(args.listen, HeatDouble(args.state))
     LOG.info('Heat double for %s listening on %s:%d', args.state,
              *server.server_address[:2])
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    return 0
+    return serve_until_stopped(server)
 
 
 if __name__ == '__main__':

@@ -14,6 +14,8 @@ import signal
 import sys
 import time
 
+from kubernetes_mgmt.remote.retry import wait_until
+
 PIDFILE = '/run/klab-init.pid'
 SSHD = '/usr/sbin/sshd'
 SSHD_LOG = '/var/log/sshd.log'
@@ -33,12 +35,8 @@ def _log(message: str) -> None:
 
 
 def _reaped_within(pid: int, seconds: float) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return True
-        time.sleep(0.01)
-    return False
+    return wait_until(lambda: os.waitpid(pid, os.WNOHANG)[0] == pid,
+                      deadline=seconds, first=0.01, ceiling=0.1)
 
 
 class HostInit:

@@ -14,7 +14,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from dataclasses import dataclass
 
@@ -30,6 +29,7 @@ from kubernetes_mgmt.lab.image import write_file
 from kubernetes_mgmt.lab.state import LabHost, LabState, state_path
 from kubernetes_mgmt.lab.sysrun import run
 from kubernetes_mgmt.redact import get_logger
+from kubernetes_mgmt.remote.retry import wait_until
 
 LOG = get_logger(__name__)
 
@@ -208,18 +208,16 @@ def boot(state: LabState, host: LabHost,
 
 def wait_sshd(host: LabHost, init: subprocess.Popen | None = None,
               deadline: float = BOOT_DEADLINE) -> None:
-    end = time.monotonic() + deadline
-    pause = 0.02
-    while not net.port_open(host.ip, SSH_PORT, timeout=0.5):
+    def sshd_up() -> bool:
         if init is not None and init.poll() is not None:
             raise LabError(f'lab host {host.name} failed to boot: '
                            f'{_tail(disk_path(host, INIT_LOG))}')
-        if time.monotonic() > end:
-            raise LabError(
-                f'sshd of lab host {host.name} did not start within '
-                f'{deadline:g} s: {_tail(disk_path(host, SSHD_LOG))}')
-        time.sleep(pause)
-        pause = min(pause * 2, 0.25)
+        return net.port_open(host.ip, SSH_PORT, timeout=0.5)
+
+    if not wait_until(sshd_up, deadline=deadline, ceiling=0.25):
+        raise LabError(
+            f'sshd of lab host {host.name} did not start within '
+            f'{deadline:g} s: {_tail(disk_path(host, SSHD_LOG))}')
 
 
 def _tail(path: str, chars: int = 1500) -> str:

@@ -19,7 +19,7 @@ import os
 import sys
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
-from kubernetes_mgmt.lab.net import listen_address
+from kubernetes_mgmt.lab.net import listen_address, serve_until_stopped
 
 KEY_PATH = 'apt/Release.key'
 CALICO_PATH = 'cni/calico.yaml'
@@ -121,13 +121,17 @@ def _crc24(data: bytes) -> int:
     return crc & 0xFFFFFF
 
 
-def fake_release_key(size: int = 48) -> str:
-    """Random bytes dressed as an armoured OpenPGP public key."""
-    blob = os.urandom(size)
+def armored(blob: bytes) -> str:
+    """``blob`` in OpenPGP ASCII armour (RFC 4880, 6.2), as a key."""
     checksum = base64.b64encode(_crc24(blob).to_bytes(3, 'big')).decode()
     return ('-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n'
             f'{base64.b64encode(blob).decode()}\n={checksum}\n'
             '-----END PGP PUBLIC KEY BLOCK-----\n')
+
+
+def fake_release_key(size: int = 48) -> str:
+    """Random bytes dressed as an armoured OpenPGP public key."""
+    return armored(os.urandom(size))
 
 
 def populate(directory: str) -> None:
@@ -162,13 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.stderr.write(f'mirror of {args.dir} on {args.listen[0]}:'
                      f'{server.server_address[1]}\n')
     sys.stderr.flush()
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    return 0
+    return serve_until_stopped(server)
 
 
 if __name__ == '__main__':

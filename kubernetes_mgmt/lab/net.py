@@ -11,11 +11,11 @@ import ipaddress
 import json
 import re
 import socket
-import time
 from dataclasses import dataclass
 
 from kubernetes_mgmt.lab.errors import LabError
 from kubernetes_mgmt.lab.sysrun import run
+from kubernetes_mgmt.remote.retry import wait_until
 
 DEFAULT_SUBNET = '10.10.0.0/24'
 FIRST_HOST_OFFSET = 11   # .2-.10 left free for the machine's own needs
@@ -208,15 +208,11 @@ def port_open(ip: str, port: int, timeout: float = 1.0) -> bool:
 def wait_port(ip: str, port: int, *, up: bool = True,
               deadline: float = 30.0) -> None:
     """Poll until ``ip:port`` accepts (or refuses) connections."""
-    end = time.monotonic() + deadline
-    pause = 0.02
-    while port_open(ip, port, timeout=0.5) != up:
-        if time.monotonic() > end:
-            state = 'accept' if up else 'stop accepting'
-            raise LabError(f'{ip}:{port} did not {state} connections '
-                           f'within {deadline:g} s')
-        time.sleep(pause)
-        pause = min(pause * 2, 0.5)
+    if not wait_until(lambda: port_open(ip, port, timeout=0.5) == up,
+                      deadline=deadline):
+        state = 'accept' if up else 'stop accepting'
+        raise LabError(f'{ip}:{port} did not {state} connections '
+                       f'within {deadline:g} s')
 
 
 def free_port(ip: str, preferred: int) -> int:
@@ -237,3 +233,14 @@ def listen_address(value: str) -> tuple[str, int]:
     if not sep or not port.isdigit():
         raise argparse.ArgumentTypeError(f'expected IP:PORT, got {value!r}')
     return host.strip('[]'), int(port)
+
+
+def serve_until_stopped(server) -> int:
+    """Serve a lab server process's requests until it is signalled."""
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0

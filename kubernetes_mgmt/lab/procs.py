@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from collections.abc import Iterable
+
+from kubernetes_mgmt.remote.retry import wait_until
 
 _NS_KINDS = ('mnt', 'net', 'uts')
 
@@ -100,9 +101,7 @@ def terminate(pids: Iterable[int], grace: float = 5.0) -> None:
                 os.kill(pid, sig)
             except ProcessLookupError:
                 pass
-        end = time.monotonic() + wait
-        while time.monotonic() < end:
-            pids = [p for p in pids if not is_gone(p)]
-            if not pids:
-                return
-            time.sleep(0.05)
+        if wait_until(lambda left=pids: all(is_gone(p) for p in left),
+                      deadline=wait, first=0.05, ceiling=0.1):
+            return
+        pids = [p for p in pids if not is_gone(p)]

@@ -4,6 +4,7 @@ They pick a name, root and subnet that collide with no other lab, so a
 test lab never touches the lab a developer runs."""
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -46,3 +47,20 @@ def new_lab_args() -> dict:
     return {'name': 'kt' + secrets.token_hex(3),
             'root': tempfile.mkdtemp(prefix='klab-test-', dir='/var/tmp'),
             'subnet': free_subnet()}
+
+
+@contextlib.contextmanager
+def throwaway_lab(masters: int = 1, workers: int = 1, **options):
+    """A lab with its own name, root and subnet, always torn down."""
+    from kubernetes_mgmt.lab.manager import Lab
+
+    args = new_lab_args()
+    try:
+        lab = Lab.up(masters=masters, workers=workers, **args, **options)
+    except BaseException:
+        shutil.rmtree(args['root'], ignore_errors=True)
+        raise
+    try:
+        yield lab
+    finally:
+        lab.down()

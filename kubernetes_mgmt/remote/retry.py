@@ -31,6 +31,17 @@ class Backoff:
         return True
 
 
+def wait_until(check: Callable[[], object], *, deadline: float,
+               first: float = 0.02, ceiling: float = 0.5) -> bool:
+    """Call ``check`` with backoff until it is truthy (True) or
+    ``deadline`` seconds pass (False, after one last try)."""
+    backoff = Backoff(deadline, first=first, ceiling=ceiling)
+    while not check():
+        if not backoff.wait():
+            return bool(check())
+    return True
+
+
 def poll(check: Callable[[], T | None], *, deadline: float,
          what: str) -> T:
     """Call ``check`` until it returns a truthy value or time runs out."""

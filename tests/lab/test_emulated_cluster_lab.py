@@ -7,7 +7,6 @@ are the real daemons running inside the lab VMs.
 import pytest
 
 from kubernetes_mgmt.lab.emulated import ClusterView
-from kubernetes_mgmt.lab.manager import Lab
 from kubernetes_mgmt.remote.hostkeys import HostKeyStore
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
@@ -50,15 +49,12 @@ vrrp_instance lab {{
 
 @pytest.fixture(scope='module')
 def small_lab():
-    from kubernetes_mgmt.lab.testing import new_lab_args, unavailable_reason
+    from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
-    lab = Lab.up(masters=3, workers=2, **new_lab_args())
-    try:
+    with throwaway_lab(3, 2) as lab:
         yield lab
-    finally:
-        lab.down()
 
 
 @pytest.fixture

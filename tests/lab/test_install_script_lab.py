@@ -12,12 +12,10 @@ placeholders; ``UPDATE_GOLDEN=1`` rewrites them.
 """
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
 import re
 import secrets
-import shutil
 import socket
 import ssl
 import threading
@@ -31,6 +29,7 @@ from types import SimpleNamespace
 import pytest
 
 from kubernetes_mgmt.lab.emulated import ClusterView, inject_fault
+from kubernetes_mgmt.lab.mirror import armored
 from kubernetes_mgmt.remote.hostkeys import HostKeyStore
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
@@ -76,25 +75,6 @@ spec:
 """
 
 
-def _crc24(data: bytes) -> int:
-    crc = 0xB704CE
-    for byte in data:
-        crc ^= byte << 16
-        for _ in range(8):
-            crc <<= 1
-            if crc & 0x1000000:
-                crc ^= 0x1864CFB
-    return crc & 0xFFFFFF
-
-
-def armored(blob: bytes) -> bytes:
-    """``blob`` in OpenPGP ASCII armour (RFC 4880, 6.2)."""
-    crc = base64.b64encode(_crc24(blob).to_bytes(3, 'big')).decode()
-    return (f'-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n'
-            f'{base64.b64encode(blob).decode()}\n={crc}\n'
-            '-----END PGP PUBLIC KEY BLOCK-----\n').encode()
-
-
 class _Files(BaseHTTPRequestHandler):
     files: dict[str, bytes] = {}
 
@@ -111,21 +91,19 @@ class _Files(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope='module')
 def env():
-    from kubernetes_mgmt.lab.manager import Lab
-    from kubernetes_mgmt.lab.testing import new_lab_args, unavailable_reason
+    from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
-    args = new_lab_args()
-    try:
-        lab = Lab.up(masters=3, workers=2, **args)
-    except BaseException:
-        shutil.rmtree(args['root'], ignore_errors=True)
-        raise
+    with throwaway_lab(3, 2) as lab:
+        yield from _environment(lab)
+
+
+def _environment(lab):
     key = os.urandom(40)
     handler = type('Files', (_Files,), {'files': {
         f'/k8s/v{K8S}/deb/Release.key': key,
-        '/armored/Release.key': armored(key + b'armored'),
+        '/armored/Release.key': armored(key + b'armored').encode(),
         '/cni/calico.yaml': CALICO.encode()}})
     server = ThreadingHTTPServer((lab.state.gateway, 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -150,7 +128,6 @@ def env():
         pool.close()
         server.shutdown()
         server.server_close()
-        lab.down()
 
 
 def run(env, host: str, role: str, config: dict | str, check: bool = True):

@@ -14,30 +14,22 @@ from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.lab import driving
 from kubernetes_mgmt.lab.emulated import ClusterView, inject_fault
-from kubernetes_mgmt.lab.manager import Lab
-from kubernetes_mgmt.lab.testing import new_lab_args, unavailable_reason
+from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
 from kubernetes_mgmt.remote.retry import poll
 
 pytestmark = pytest.mark.lab
 
 
-def _lab(masters: int, workers: int):
+def _require_lab() -> None:
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
-    lab = Lab.up(masters=masters, workers=workers, **new_lab_args())
-    return lab
 
 
 def _instantiated(masters: int, workers: int):
-    lab = _lab(masters, workers)
-    try:
-        with driving.driver_options(lab):
-            request, instance = driving.new_instance(lab)
-            driving.instantiate_end(request, instance)
-            yield lab, instance
-    finally:
-        lab.down()
+    _require_lab()
+    with driving.instantiated_lab(masters, workers) as pair:
+        yield pair
 
 
 @pytest.fixture(scope='module')
@@ -148,33 +140,30 @@ def test_vip_fails_over_when_haproxy_stops(ha):
 
 
 def test_failed_join_names_host_and_step_and_rerun_completes():
-    lab = _lab(1, 2)
-    try:
-        with driving.driver_options(lab):
-            victim = lab.state.hosts[2]
-            inject_fault(lab.state.cluster_dir, victim.name, 'kubeadm join',
-                         'injected: connection reset')
-            request, instance = driving.new_instance(lab)
-            with pytest.raises(MgmtDriverError) as info:
-                driving.instantiate_end(request, instance)
-            message = str(info.value)
-            assert f'@{victim.ip}] join-worker' in message
-            assert 'injected: connection reset' in message
-            view = ClusterView(lab.state.cluster_dir)
-            before = len(view.events())
-
+    _require_lab()
+    with throwaway_lab(1, 2) as lab, driving.driver_options(lab):
+        victim = lab.state.hosts[2]
+        inject_fault(lab.state.cluster_dir, victim.name, 'kubeadm join',
+                     'injected: connection reset')
+        request, instance = driving.new_instance(lab)
+        with pytest.raises(MgmtDriverError) as info:
             driving.instantiate_end(request, instance)
-            assert nodes_by_role(lab) == {
-                h.ip: (h.role, True) for h in lab.state.hosts}
-            redone = view.events()[before:]
-            commands = [(e['host'], ' '.join(e['argv'][:2]))
-                        for e in redone]
-            # Only the join credentials are refreshed (upload-certs is an
-            # init *phase*); the control plane is not initialized again.
-            assert not [e for e in redone if e['argv'][:2] == [
-                'kubeadm', 'init'] and e['argv'][2:3] != ['phase']]
-            assert not [c for c in commands if c[1] == 'apt-get install']
-            joins = [h for h, c in commands if c == 'kubeadm join']
-            assert joins == [victim.name]
-    finally:
-        lab.down()
+        message = str(info.value)
+        assert f'@{victim.ip}] join-worker' in message
+        assert 'injected: connection reset' in message
+        view = ClusterView(lab.state.cluster_dir)
+        before = len(view.events())
+
+        driving.instantiate_end(request, instance)
+        assert nodes_by_role(lab) == {
+            h.ip: (h.role, True) for h in lab.state.hosts}
+        redone = view.events()[before:]
+        commands = [(e['host'], ' '.join(e['argv'][:2]))
+                    for e in redone]
+        # Only the join credentials are refreshed (upload-certs is an
+        # init *phase*); the control plane is not initialized again.
+        assert not [e for e in redone if e['argv'][:2] == [
+            'kubeadm', 'init'] and e['argv'][2:3] != ['phase']]
+        assert not [c for c in commands if c[1] == 'apt-get install']
+        joins = [h for h, c in commands if c == 'kubeadm join']
+        assert joins == [victim.name]

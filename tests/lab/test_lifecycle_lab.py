@@ -25,8 +25,7 @@ from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
 from kubernetes_mgmt.lab import driving
 from kubernetes_mgmt.lab.emulated import ClusterView, inject_fault
-from kubernetes_mgmt.lab.manager import Lab
-from kubernetes_mgmt.lab.testing import new_lab_args, unavailable_reason
+from kubernetes_mgmt.lab.testing import unavailable_reason
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.topology.model import Role
 from kubernetes_mgmt.vim.file_registry import FileVimRegistry
@@ -44,14 +43,8 @@ def _instantiated(masters: int, workers: int):
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
-    lab = Lab.up(masters=masters, workers=workers, **new_lab_args())
-    try:
-        with driving.driver_options(lab):
-            request, instance = driving.new_instance(lab)
-            driving.instantiate_end(request, instance, lab)
-        yield lab, instance
-    finally:
-        lab.down()
+    with driving.instantiated_lab(masters, workers) as pair:
+        yield pair
 
 
 @pytest.fixture

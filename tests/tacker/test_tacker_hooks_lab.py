@@ -16,7 +16,6 @@ conductor inserted on upload). Real: SSH, Heat API calls, the install
 script, HAProxy/keepalived. Emulated: the Kubernetes binaries.
 """
 import copy
-import shutil
 import uuid
 from unittest import mock
 
@@ -26,7 +25,7 @@ from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.lab import driving
 from kubernetes_mgmt.lab.emulated import ClusterView
-from kubernetes_mgmt.lab.testing import new_lab_args, unavailable_reason
+from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
 from kubernetes_mgmt.vim.file_registry import FileVimRegistry
 
 pytestmark = pytest.mark.lab
@@ -39,18 +38,8 @@ def lab():
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
-    from kubernetes_mgmt.lab.manager import Lab
-
-    args = new_lab_args()
-    try:
-        the_lab = Lab.up(masters=1, workers=1, **args)
-    except BaseException:
-        shutil.rmtree(args['root'], ignore_errors=True)
-        raise
-    try:
+    with throwaway_lab(1, 1) as the_lab:
         yield the_lab
-    finally:
-        the_lab.down()
 
 
 def _instantiate_body(lab, request_body):

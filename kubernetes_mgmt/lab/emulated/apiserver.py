@@ -21,6 +21,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from kubernetes_mgmt.lab.emulated import kubeconfig, store
+from kubernetes_mgmt.remote.retry import wait_until
 
 MODULE = 'kubernetes_mgmt.lab.emulated.apiserver'
 START_TIMEOUT = 15.0
@@ -152,26 +153,23 @@ def start(python: str, address: str, port: int, pki_dir: str,
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, close_fds=True,
                                 start_new_session=True)
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
+    def serving() -> bool:
         if proc.poll() is not None:
             raise RuntimeError(f'kube-apiserver stand-in exited: see {log}')
-        if running(pidfile) and \
-                kubeconfig.reachable(address, port, 0.5) is None:
-            return
-        time.sleep(0.05)
-    raise RuntimeError('kube-apiserver stand-in did not start in time')
+        return running(pidfile) and \
+            kubeconfig.reachable(address, port, 0.5) is None
+
+    if not wait_until(serving, deadline=START_TIMEOUT, ceiling=0.1):
+        raise RuntimeError('kube-apiserver stand-in did not start in time')
 
 
 def stop(pidfile: str, timeout: float = 10.0) -> None:
     pid = _our_pid(pidfile)
     if pid is not None:
         os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and _our_pid(pidfile):
-            if not os.path.exists(f'/proc/{pid}'):
-                break
-            time.sleep(0.05)
+        wait_until(lambda: not _our_pid(pidfile)
+                   or not os.path.exists(f'/proc/{pid}'),
+                   deadline=timeout, ceiling=0.1)
         if os.path.exists(f'/proc/{pid}'):
             os.kill(pid, signal.SIGKILL)
     try:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from dataclasses import dataclass
 
 from kubernetes_mgmt.lab.emulated.host import host_path
+from kubernetes_mgmt.remote.retry import wait_until
 
 START_TIMEOUT = 10.0
 
@@ -113,14 +113,7 @@ def _start_argv(daemon: Daemon, old: list[int]) -> list[str]:
 
 
 def _wait(predicate, timeout: float = START_TIMEOUT) -> bool:
-    deadline = time.monotonic() + timeout
-    delay = 0.02
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(delay)
-        delay = min(delay * 2, 0.25)
-    return predicate()
+    return wait_until(predicate, deadline=timeout, ceiling=0.25)
 
 
 def _prepare_dirs(daemon: Daemon) -> None:

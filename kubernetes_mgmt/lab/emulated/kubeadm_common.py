@@ -6,7 +6,6 @@ import ipaddress
 import os
 import shutil
 import sys
-import time
 from dataclasses import dataclass, field
 
 import yaml
@@ -20,6 +19,7 @@ from kubernetes_mgmt.lab.emulated import (
 )
 from kubernetes_mgmt.lab.emulated.host import host_path
 from kubernetes_mgmt.lab.emulated.runner import CommandError, Context
+from kubernetes_mgmt.remote.retry import wait_until
 
 K8S_DIR = '/etc/kubernetes'
 PKI_DIR = '/etc/kubernetes/pki'
@@ -256,11 +256,11 @@ def dial_error(host: str, port: int, why: str) -> str:
 def wait_reachable(host: str, port: int, timeout: float) -> str | None:
     """Poll a TCP endpoint until it accepts or ``timeout`` passes; None
     on success, else why it failed."""
-    deadline = time.monotonic() + timeout
-    delay = 0.1
-    while True:
-        why = kubeconfig.reachable(host, port, 2.0, tls=True)
-        if why is None or time.monotonic() >= deadline:
-            return why
-        time.sleep(delay)
-        delay = min(delay * 2, 1.0)
+    why: list[str | None] = [None]
+
+    def reachable() -> bool:
+        why[0] = kubeconfig.reachable(host, port, 2.0, tls=True)
+        return why[0] is None
+
+    wait_until(reachable, deadline=timeout, first=0.1, ceiling=1.0)
+    return why[0]
