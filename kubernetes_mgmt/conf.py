@@ -37,6 +37,9 @@ orchestration_opts = [
                     'that a PodDisruptionBudget forbids are retried until '
                     'then; after that the operation fails with the node '
                     'cordoned but not deleted.'),
+    cfg.IntOpt('volume_timeout', default=300, min=1,
+               help='Seconds to wait until a registered PersistentVolume '
+                    'is Available, or a deleted one is gone.'),
 ]
 
 kubernetes_opts = [

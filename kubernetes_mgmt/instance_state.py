@@ -38,6 +38,7 @@ class DriverState:
     vim_name: str | None = None
     lb_port: int | None = None
     vrrp_router_id: int | None = None
+    storage_server: str | None = None   # server id of the NFS server VM
     # heal_start -> heal_end: VNFC id -> the node being rebuilt
     # (NodeRecord fields plus the old server id).
     healing: dict[str, dict] = field(default_factory=dict)

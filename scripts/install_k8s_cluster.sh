@@ -3,7 +3,7 @@
 #
 # Usage: install_k8s_cluster.sh ROLE CONFIG
 #   ROLE    prepare | lb | init | join-master | join-worker | refresh-join |
-#           hosts
+#           hosts | storage
 #   CONFIG  file of KEY=VALUE lines ("-": stdin). Blank lines and "#"
 #           comments are allowed. Nothing is evaluated: every value must
 #           match a strict pattern, unknown keys and keys another role uses
@@ -13,7 +13,8 @@
 # for every wait, default 600).
 #   prepare      K8S_VERSION* (minor, e.g. 1.37), K8S_APT_REPO, K8S_APT_KEY_URL,
 #                HTTP_PROXY, HTTPS_PROXY, NO_PROXY, REGISTRY_MIRRORS
-#                (registry=url,...), HOSTS (ip=name,... of all nodes)
+#                (registry=url,...), HOSTS (ip=name,... of all nodes),
+#                NFS_CLIENT (1: install the NFS client for NFS volumes)
 #   lb           LB_BACKENDS* (name=ip,... of every master), VIP*, VIP_PREFIX*,
 #                VRRP_ROUTER_ID*, VRRP_PRIORITY*, VRRP_STATE*, VRRP_PASSWORD*,
 #                VRRP_PEERS* (the other masters' IPs), LB_PORT (16443)
@@ -29,6 +30,12 @@
 #   refresh-join BOOTSTRAP_TOKEN*, CERTIFICATE_KEY
 #   hosts        HOSTS* (ip=name,... of all nodes): only the /etc/hosts block
 #                (prepare keeps it too); after nodes were added or removed
+#   storage      the NFS server VM, not a node: VOLUMES* ("DEVICE MOUNT;..."),
+#                EXPORTS* ("DIR CLIENT;..."; CLIENT an IP or CIDR),
+#                HTTP_PROXY, HTTPS_PROXY, NO_PROXY (for apt). A volume
+#                without a filesystem gets ext4 (one that has one is used
+#                as it is), is mounted and kept in /etc/fstab by UUID;
+#                the directories are exported with EXPORT_OPTIONS below.
 # Output: init and refresh-join print one line CA_CERT_HASH=sha256:<hex> on
 # stdout; progress ("[role] step") and errors ("ERROR [role/step]: ...") go
 # to stderr. Every role is idempotent: a second run changes nothing.
@@ -156,7 +163,8 @@ declare -A KEY_TYPE=(
     [CONTROL_PLANE_ENDPOINT]=endpoint [POD_CIDR]=cidr [SERVICE_CIDR]=cidr
     [API_CERT_SANS]=sans [BOOTSTRAP_TOKEN]=token [CERTIFICATE_KEY]=certkey
     [CA_CERT_HASH]=cahash [IMAGE_REPOSITORY]=imagerepo [CNI]=cni
-    [CNI_MANIFEST]=manifest
+    [CNI_MANIFEST]=manifest [NFS_CLIENT]=flag [VOLUMES]=volumes
+    [EXPORTS]=exports
 )
 readonly PROXY_KEYS=(HTTP_PROXY HTTPS_PROXY NO_PROXY)
 declare -A REQUIRED=(
@@ -167,14 +175,16 @@ declare -A REQUIRED=(
     [join-worker]='CONTROL_PLANE_ENDPOINT BOOTSTRAP_TOKEN CA_CERT_HASH'
     [refresh-join]='BOOTSTRAP_TOKEN'
     [hosts]='HOSTS'
+    [storage]='VOLUMES EXPORTS'
 )
 declare -A OPTIONAL=(
-    [prepare]='K8S_APT_REPO K8S_APT_KEY_URL REGISTRY_MIRRORS HOSTS HTTP_PROXY HTTPS_PROXY NO_PROXY'
+    [prepare]='K8S_APT_REPO K8S_APT_KEY_URL REGISTRY_MIRRORS HOSTS HTTP_PROXY HTTPS_PROXY NO_PROXY NFS_CLIENT'
     [lb]='LB_PORT'
     [init]='CERTIFICATE_KEY IMAGE_REPOSITORY API_CERT_SANS HTTP_PROXY HTTPS_PROXY NO_PROXY'
     [join-master]='' [join-worker]=''
     [refresh-join]='CERTIFICATE_KEY'
     [hosts]=''
+    [storage]='HTTP_PROXY HTTPS_PROXY NO_PROXY'
 )
 
 int_in() { [[ $1 =~ ^[0-9]{1,6}$ ]] && (( 10#$1 >= $2 && 10#$1 <= $3 )); }
@@ -196,6 +206,23 @@ is_mirror() {
 }
 is_noproxy_item() { [[ $1 =~ ^[A-Za-z0-9.*/:_-]+$ ]]; }
 is_ip() { [[ $1 =~ $IP_RE ]]; }
+# Absolute, normalized paths of the characters the driver accepts.
+is_abs_path() { [[ $1 =~ ^(/[A-Za-z0-9._+@%=,-]+)+$ && /$1/ != */../* && /$1/ != */./* ]]; }
+is_device() { [[ $1 =~ ^/dev/[A-Za-z0-9._/-]+$ && /$1/ != */../* ]]; }
+is_client() {
+    [[ $1 =~ $IP_RE ]] || { [[ ${1%/*} =~ $IP_RE && $1 == */* ]] && int_in "${1##*/}" 0 32; } ||
+        [[ $1 =~ ^[0-9A-Fa-f:]+(/[0-9]{1,3})?$ && $1 == *:* ]]
+}
+# each_pair LIST CHECK1 CHECK2: "A B;A B;..." with CHECK1 A and CHECK2 B.
+each_pair() {
+    local list=$1 item items
+    [[ -n $list && $list != \;* && $list != *\; && $list != *\;\;* ]] || return 1
+    IFS=';' read -r -a items <<<"$list"
+    for item in "${items[@]}"; do
+        [[ $item == *' '* && ${item#* } != *' '* ]] || return 1
+        "$2" "${item%% *}" && "$3" "${item#* }" || return 1
+    done
+}
 
 # valid TYPE VALUE -> status; the value itself is never printed.
 valid() {
@@ -227,6 +254,9 @@ valid() {
         imagerepo) [[ $v =~ ^$LABEL(\.$LABEL)*(:$PORT_RE)?(/[a-z0-9]([a-z0-9._-]*[a-z0-9])?)*$ ]] ;;
         cni) [[ $v == calico || $v == flannel ]] ;;
         manifest) [[ $v =~ $URL_RE || ( $v =~ ^/[A-Za-z0-9._/-]+$ && $v != *..* ) ]] ;;
+        flag) [[ $v == 0 || $v == 1 ]] ;;
+        volumes) each_pair "$v" is_device is_abs_path ;;
+        exports) each_pair "$v" is_abs_path is_client ;;
         *) return 1 ;;
     esac
 }
@@ -235,6 +265,7 @@ declare -A HINT=(
     [name]='a lowercase DNS name ([a-z0-9.-])' [lbport]='a port other than 6443'
     [token]='a bootstrap token [a-z0-9]{6}.[a-z0-9]{16}' [certkey]='64 lowercase hex digits'
     [cahash]='sha256:<64 hex digits>' [vrrppass]='1-8 characters of [A-Za-z0-9._~+=-]'
+    [volumes]='"/dev/DEVICE /MOUNT/POINT;..."' [exports]='"/DIR IP-OR-CIDR;..."'
 )
 
 read_config() {
@@ -406,26 +437,30 @@ proxy_dropin() { # UNIT: sets CHANGED
     } | put_file "$path" 0640
 }
 
-setup_proxy() {
-    step 'proxy settings'
+apt_proxy() { # sets CHANGED
     local apt_conf=/etc/apt/apt.conf.d/95kubernetes-mgmt-proxy host items
-    APT_CHANGED=0 CONTAINERD_CHANGED=0 KUBELET_CHANGED=0
     if [[ -z ${CFG[HTTP_PROXY]:-}${CFG[HTTPS_PROXY]:-} ]]; then
         remove_file "$apt_conf"
-    else
-        {
-            printf '// %s\n' "$MANAGED"
-            if [[ -n ${CFG[HTTP_PROXY]:-} ]]; then printf 'Acquire::http::Proxy "%s";\n' "${CFG[HTTP_PROXY]}"; fi
-            if [[ -n ${CFG[HTTPS_PROXY]:-} ]]; then printf 'Acquire::https::Proxy "%s";\n' "${CFG[HTTPS_PROXY]}"; fi
-            # apt has no no_proxy: plain host entries become DIRECT.
-            IFS=, read -r -a items <<<"${CFG[NO_PROXY]:-}"
-            for host in "${items[@]}"; do
-                if [[ $host =~ ^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$ ]]; then
-                    printf 'Acquire::http::Proxy::%s "DIRECT";\nAcquire::https::Proxy::%s "DIRECT";\n' "$host" "$host"
-                fi
-            done
-        } | put_file "$apt_conf" 0600
+        return 0
     fi
+    {
+        printf '// %s\n' "$MANAGED"
+        if [[ -n ${CFG[HTTP_PROXY]:-} ]]; then printf 'Acquire::http::Proxy "%s";\n' "${CFG[HTTP_PROXY]}"; fi
+        if [[ -n ${CFG[HTTPS_PROXY]:-} ]]; then printf 'Acquire::https::Proxy "%s";\n' "${CFG[HTTPS_PROXY]}"; fi
+        # apt has no no_proxy: plain host entries become DIRECT.
+        IFS=, read -r -a items <<<"${CFG[NO_PROXY]:-}"
+        for host in "${items[@]}"; do
+            if [[ $host =~ ^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$ ]]; then
+                printf 'Acquire::http::Proxy::%s "DIRECT";\nAcquire::https::Proxy::%s "DIRECT";\n' "$host" "$host"
+            fi
+        done
+    } | put_file "$apt_conf" 0600
+}
+
+setup_proxy() {
+    step 'proxy settings'
+    APT_CHANGED=0 CONTAINERD_CHANGED=0 KUBELET_CHANGED=0
+    apt_proxy
     APT_CHANGED=$CHANGED
     proxy_dropin containerd
     CONTAINERD_CHANGED=$CHANGED
@@ -455,19 +490,22 @@ setup_apt_repo() {
 install_packages() {
     step 'packages'
     local minor=${CFG[K8S_VERSION]} p missing=() hold=() held
-    read_pkg_versions containerd kubelet kubeadm kubectl
+    local nfs=${CFG[NFS_CLIENT]:-0}
+    read_pkg_versions containerd kubelet kubeadm kubectl nfs-common
     pkg_installed containerd || missing+=(containerd)
     for p in kubelet kubeadm kubectl; do
         pkg_installed "$p" "$minor." || missing+=("$p=$minor.*")
     done
+    if (( nfs )) && ! pkg_installed nfs-common; then missing+=(nfs-common); fi
     if (( SOURCES_CHANGED )) || (( ${#missing[@]} )); then apt_get update; fi
     if (( ${#missing[@]} )); then
         apt_get --allow-change-held-packages install "${missing[@]}"
-        read_pkg_versions kubelet kubeadm kubectl
+        read_pkg_versions kubelet kubeadm kubectl nfs-common
     fi
     for p in kubelet kubeadm kubectl; do
         pkg_installed "$p" "$minor." || die "$p $minor.x is not installable from the repository"
     done
+    if (( nfs )); then pkg_installed nfs-common || die 'nfs-common is not installable'; fi
     held=$(apt-mark showhold kubelet kubeadm kubectl)
     for p in kubelet kubeadm kubectl; do
         [[ $'\n'$held$'\n' == *$'\n'$p$'\n'* ]] || hold+=("$p")
@@ -933,13 +971,163 @@ role_join() { # master|worker
     fi
 }
 
+# ------------------------------------------------------------------ storage
+readonly EXPORTS_FILE=/etc/exports.d/kubernetes-mgmt.exports
+# rw: pods write; sync: NFS acknowledges a write once it is on disk (a
+# storage-server crash loses nothing acknowledged); no_subtree_check: the
+# export is a whole tree, and renames do not break open files;
+# no_root_squash: pods running as root keep root's rights on their volume.
+readonly EXPORT_OPTIONS='rw,sync,no_subtree_check,no_root_squash'
+
+items() { tr ';' '\n' <<<"$1"; } # VOLUMES/EXPORTS value: one "A B" per line
+
+# Exports of ours that /etc/exports has too would be exported twice.
+check_export_conflicts() {
+    step 'existing exports'
+    local dir client
+    [[ -f /etc/exports ]] || return 0
+    while read -r dir client; do
+        if awk -v d="$dir" '!/^[[:space:]]*#/ && $1 == d { f = 1 } END { exit !f }' /etc/exports; then
+            die "$dir is also exported in /etc/exports: remove it there (kubernetes-mgmt keeps its exports in $EXPORTS_FILE)"
+        fi
+    done < <(items "${CFG[EXPORTS]}")
+}
+
+# FS_TYPE of DEVICE: "" when the device carries no signature at all.
+# Anything else that is not a filesystem (partition table, RAID or LVM
+# member) is never formatted: it may hold data.
+probe_filesystem() {
+    local dev=$1 out rc=0 line usage=''
+    FS_TYPE=''
+    out=$(blkid -p -o export "$dev") || rc=$?
+    (( rc != 2 )) || return 0
+    (( rc == 0 )) || die "blkid cannot read $dev (exit $rc)"
+    while IFS= read -r line; do
+        case $line in
+            TYPE=*) FS_TYPE=${line#TYPE=} ;;
+            USAGE=*) usage=${line#USAGE=} ;;
+            PTTYPE=*) usage=${usage:-partition table} ;;
+        esac
+    done <<<"$out"
+    [[ -n $FS_TYPE && $usage == filesystem ]] ||
+        die "$dev holds ${FS_TYPE:-a} ${usage:-signature}, not a filesystem: refusing to format or mount it"
+}
+
+# FSTAB with the entries for UUID, DEVICE or MOUNT replaced by one line
+# (where the first stood); comments and other entries stay as they are.
+fstab_with() { # FSTAB UUID DEVICE MOUNT TYPE
+    KM_UUID=UUID=$2 KM_DEV=$3 KM_MNT=$4 KM_LINE="UUID=$2 $4 $5 defaults,nofail 0 2" awk '
+        !/^[[:space:]]*#/ && ($1 == ENVIRON["KM_UUID"] || $1 == ENVIRON["KM_DEV"] || $2 == ENVIRON["KM_MNT"]) {
+            if (!done) print ENVIRON["KM_LINE"]; done = 1; next }
+        { print }
+        END { if (!done) print ENVIRON["KM_LINE"] }' "$1"
+}
+
+mount_volume() { # DEVICE MOUNT TYPE
+    local dev=$1 mnt=$2 where
+    mkdir -p "$mnt"
+    if mountpoint -q "$mnt"; then
+        [[ $(mountpoint -d "$mnt") == "$(mountpoint -x "$dev")" ]] ||
+            die "$mnt already has another filesystem mounted"
+        return 0
+    fi
+    where=$(findmnt -n -o TARGET --source "$dev" | head -n 1) || true
+    [[ -z $where ]] || die "$dev is already mounted at $where, not at $mnt"
+    mount -t "$3" "$dev" "$mnt"
+    log "mounted $dev at $mnt"
+}
+
+setup_volumes() {
+    local dev mnt uuid
+    [[ -f /etc/fstab ]] || : >/etc/fstab
+    while read -r dev mnt; do
+        step "volume $dev"
+        [[ -b $dev ]] || die "$dev (the volume's device as Heat reports it) is not a block device on this VM"
+        probe_filesystem "$dev"
+        if [[ -z $FS_TYPE ]]; then
+            log "$dev has no filesystem: making ext4"
+            mkfs.ext4 -q "$dev"
+            FS_TYPE=ext4
+        fi
+        uuid=$(blkid -p -o value -s UUID "$dev")
+        [[ -n $uuid ]] || die "$dev has no filesystem UUID"
+        fstab_with /etc/fstab "$uuid" "$dev" "$mnt" "$FS_TYPE" | put_file /etc/fstab 0644
+        mount_volume "$dev" "$mnt" "$FS_TYPE"
+    done < <(items "${CFG[VOLUMES]}")
+}
+
+install_nfs_server() {
+    step 'NFS server package'
+    read_pkg_versions nfs-kernel-server
+    if ! pkg_installed nfs-kernel-server; then
+        apt_get update
+        apt_get install nfs-kernel-server
+    fi
+    need_cmd exportfs
+}
+
+# One line per directory, its clients in the order given.
+render_exports() {
+    local dir client order=()
+    local -A clients=()
+    printf '# %s\n' "$MANAGED"
+    while read -r dir client; do
+        [[ -v "clients[$dir]" ]] || order+=("$dir")
+        [[ ${clients[$dir]:-} == *" $client("* ]] || clients[$dir]+=" $client($EXPORT_OPTIONS)"
+    done < <(items "${CFG[EXPORTS]}")
+    for dir in "${order[@]}"; do printf '%s%s\n' "$dir" "${clients[$dir]}"; done
+}
+
+setup_exports() {
+    local dir client
+    step 'export directories'
+    while read -r dir client; do
+        [[ ! -d $dir ]] || continue
+        # Writable for pods of any uid; an existing directory keeps its mode.
+        mkdir -p "$dir"
+        chmod 0777 "$dir"
+        log "created $dir"
+    done < <(items "${CFG[EXPORTS]}")
+    step 'exports'
+    render_exports | put_file "$EXPORTS_FILE" 0644
+}
+
+start_nfs_server() {
+    step 'NFS server'
+    if ! systemctl is-enabled --quiet nfs-server; then systemctl enable nfs-server; fi
+    if ! systemctl is-active --quiet nfs-server; then systemctl start nfs-server; fi
+    exportfs -ra
+}
+
+verify_exports() {
+    step 'verify exports'
+    local active dir client
+    active=$(exportfs -s)
+    while read -r dir client; do
+        awk -v d="$dir" -v c="$client(" '$1 == d && index($2, c) == 1 { f = 1 } END { exit !f }' <<<"$active" ||
+            die "$dir is not exported to $client after exportfs -ra"
+    done < <(items "${CFG[EXPORTS]}")
+}
+
+role_storage() {
+    check_os /etc/os-release
+    check_export_conflicts
+    setup_volumes
+    step 'apt proxy'
+    apt_proxy
+    install_nfs_server
+    setup_exports
+    start_nfs_server
+    verify_exports
+}
+
 # --------------------------------------------------------------------- main
 main() {
     exec 3>&1 1>&2      # stdout carries results only (fd 3)
     (( $# == 2 )) || die 'usage: install_k8s_cluster.sh ROLE CONFIG'
     case $1 in
-        prepare | lb | init | join-master | join-worker | refresh-join | hosts) ROLE=$1 ;;
-        *) die 'unknown role: prepare, lb, init, join-master, join-worker, refresh-join or hosts' ;;
+        prepare | lb | init | join-master | join-worker | refresh-join | hosts | storage) ROLE=$1 ;;
+        *) die 'unknown role: prepare, lb, init, join-master, join-worker, refresh-join, hosts or storage' ;;
     esac
     STEP=config
     read_config "$2"
@@ -959,6 +1147,7 @@ main() {
         join-master) role_join master ;;
         join-worker) role_join worker ;;
         hosts) setup_hosts ;;
+        storage) role_storage ;;
     esac
     STEP=finish
     log 'done'

@@ -13,6 +13,7 @@ from kubernetes_mgmt.orchestration.access import endpoint_for
 from kubernetes_mgmt.package import package_file
 from kubernetes_mgmt.params.model import ClusterParams
 from kubernetes_mgmt.remote.ssh import Endpoint
+from kubernetes_mgmt.storage.pv_manifests import PvManifest, load_pv_manifests
 from kubernetes_mgmt.topology.model import Host, Topology
 
 API_PORT = 6443
@@ -62,6 +63,8 @@ class ClusterPlan:
     cni: CniSource
     script: Path
     vim_name: str
+    storage: Node | None = None     # the NFS server VM (not a node)
+    persistent_volumes: tuple[PvManifest, ...] = ()
 
     @property
     def ha(self) -> bool:
@@ -74,6 +77,12 @@ class ClusterPlan:
     @property
     def nodes(self) -> tuple[Node, ...]:
         return self.masters + self.workers
+
+    @property
+    def nfs_client(self) -> bool:
+        """Nodes need the NFS client to mount the PVs."""
+        return bool(self.params.storage_server
+                    or self.params.pv_registrations)
 
     @property
     def control_plane_endpoint(self) -> str:
@@ -110,6 +119,10 @@ def build_plan(instance_id: str, params: ClusterParams, topology: Topology,
         cni=_cni_source(package_root),
         script=package_file(package_root, params.script_path),
         vim_name=params.vim_name or f'kubernetes-{instance_id}',
+        storage=_nodes((topology.storage,), params)[0]
+        if topology.storage else None,
+        persistent_volumes=load_pv_manifests(package_root, params,
+                                             topology.nfs_servers),
     )
 
 

@@ -41,6 +41,26 @@ def prepare(plan: ClusterPlan, node: Node) -> Config:
         'NO_PROXY': plan.no_proxy if proxy else None,
         'REGISTRY_MIRRORS': ','.join(conf.registry_mirrors) or None,
         'HOSTS': _hosts(plan),
+        'NFS_CLIENT': 1 if plan.nfs_client else None,
+    }
+
+
+def storage_server(plan: ClusterPlan) -> Config:
+    """The NFS server: volumes to mount ("DEVICE MOUNT;...") and
+    directories to export ("DIR CLIENT;...")."""
+    node, params = plan.storage, plan.params.storage_server
+    assert node is not None and params is not None
+    proxy = plan.params.proxy
+    devices = node.host.volumes
+    return {
+        **_base(node),
+        'VOLUMES': ';'.join(f'{devices[v.volume_resource_id]} {v.mount_to}'
+                            for v in params.volumes),
+        'EXPORTS': ';'.join(f'{e.export_dir} {e.export_to}'
+                            for e in params.exports),
+        'HTTP_PROXY': proxy.http_proxy if proxy else None,
+        'HTTPS_PROXY': proxy.https_proxy if proxy else None,
+        'NO_PROXY': plan.no_proxy if proxy else None,
     }
 
 

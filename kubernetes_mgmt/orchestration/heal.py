@@ -11,6 +11,10 @@ key, then back into HAProxy - and their new SSH host keys are accepted.
 At least one master must stay untouched: healing the only master of a
 single-master cluster (or every master) is refused before anything
 changes; a heal of the whole VNF rebuilds such a cluster.
+
+The storage server's VNFC heals too (``orchestration.storage``): refused
+while a PersistentVolume is Bound, else the PVs are deleted first and
+registered again, pointing at the new server, once it is set up.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ from kubernetes_mgmt.cluster.plan import ClusterPlan, Node
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import Problem, ValidationError
 from kubernetes_mgmt.instance_state import DriverState
+from kubernetes_mgmt.orchestration import storage
 from kubernetes_mgmt.orchestration.cluster_setup import ClusterSetup
 from kubernetes_mgmt.orchestration.day2 import Day2
 from kubernetes_mgmt.orchestration.parallel import for_each
@@ -34,6 +39,8 @@ from kubernetes_mgmt.topology.model import Role
 
 LOG = redact.get_logger(__name__)
 MASTER = Role.MASTER.value
+STORAGE = Role.STORAGE.value
+STORAGE_SERVER = 'storage server'    # the Target name of the NFS server
 KUBELET_CONF = '/etc/kubernetes/kubelet.conf'
 # keepalived: HAProxy check rise (2 x 2 s) plus VRRP adverts.
 VIP_TAKEOVER_DEADLINE = 30.0
@@ -78,6 +85,9 @@ def targets(vnf_instance: Any, vnfc_ids: Sequence[str],
         if record is not None:
             found.append(Target(vnfc_id, vnfc.server_id, record.name,
                                 record.role, record.ip))
+        elif vnfc.server_id and vnfc.server_id == state.storage_server:
+            found.append(Target(vnfc_id, vnfc.server_id, STORAGE_SERVER,
+                                STORAGE, ''))
         elif pending is not None:      # heal_start is being repeated
             found.append(Target(vnfc_id, **pending))
         else:
@@ -122,15 +132,18 @@ def heal_start(context: Any, vnf_instance: Any,
     plan = op.read_plan()
     names = {t.name for t in chosen}
     helper = op.helper(plan, names)
-    for target in chosen:
-        op.state.healing[target.vnfc_id] = target.record
-    op.save()
     masters = [t for t in chosen if t.role == MASTER]
-    workers = [t for t in chosen if t.role != MASTER]
+    workers = [t for t in chosen if t.role not in (MASTER, STORAGE)]
+    healing_storage = any(t.role == STORAGE for t in chosen)
     timeout = CONF.kubernetes_mgmt.drain_timeout
     with op.sessions() as sessions:
         setup = ClusterSetup(plan, sessions, op.progress, first=helper)
         kube = setup.session(helper)
+        if healing_storage:     # before anything changes
+            storage.refuse_if_in_use(plan, kube)
+        for target in chosen:
+            op.state.healing[target.vnfc_id] = target.record
+        op.save()
         if masters and plan.ha:
             staying = [m for m in plan.masters if m.name not in names]
             setup.load_balancers(on=staying, backends=staying)
@@ -147,6 +160,8 @@ def heal_start(context: Any, vnf_instance: Any,
                     kube, t.name, drain_timeout=timeout),
                     phase='remove workers', label=lambda t: t.name,
                     parallel=CONF.kubernetes_mgmt.max_parallel_hosts)
+        if healing_storage:
+            storage.release_volumes(plan, kube, op.progress)
     return op.finish()
 
 
@@ -157,8 +172,11 @@ def rebuilt(vnf_instance: Any, vnfc_ids: Sequence[str], state: DriverState,
     """(VNFC id, node on its new VM) for each VNFC: the server Tacker now
     records for the VNFC, else the node heal_start noted for it."""
     vnfcs = tacker_objects.vnfc_resources(vnf_instance)
-    by_server = {n.host.server_id: n for n in plan.nodes}
-    by_name = {n.name: n for n in plan.nodes}
+    hosts = plan.nodes + ((plan.storage,) if plan.storage else ())
+    by_server = {n.host.server_id: n for n in hosts}
+    by_name: dict[str, Node] = {n.name: n for n in plan.nodes}
+    if plan.storage:
+        by_name[STORAGE_SERVER] = plan.storage
     found, problems = [], []
     for index, vnfc_id in enumerate(dict.fromkeys(vnfc_ids)):
         vnfc = vnfcs.get(vnfc_id)
@@ -184,6 +202,9 @@ def heal_end(context: Any, vnf_instance: Any, vnfc_ids: Sequence[str],
     op = Day2.load('heal', context, vnf_instance)
     plan = op.read_plan(vnf)
     healed = rebuilt(vnf_instance, vnfc_ids, op.state, plan)
+    new_vms = {n.host.ssh_ip for _, n in healed}
+    server = [(vnfc_id, n) for vnfc_id, n in healed if n is plan.storage]
+    healed = [(vnfc_id, n) for vnfc_id, n in healed if n is not plan.storage]
     nodes = [node for _, node in healed]
     names = {n.name for n in nodes}
     if not {m.name for m in plan.masters} - names:
@@ -191,34 +212,49 @@ def heal_end(context: Any, vnf_instance: Any, vnfc_ids: Sequence[str],
             'vnfcInstanceId', 'every master is being healed: no master is '
             'left to join them to; heal the whole VNF instead')])
     helper = op.helper(plan, names)
-    masters = [n for n in nodes if n.host.role is Role.MASTER]
-    workers = [n for n in nodes if n.host.role is not Role.MASTER]
     moved = [n for vnfc_id, n in healed
              if op.state.healing.get(vnfc_id, {}).get('ip', n.ip) != n.ip]
-    with op.sessions(replacing={n.host.ssh_ip for n in nodes}) as sessions:
+    with op.sessions(replacing=new_vms) as sessions:
         setup = ClusterSetup(plan, sessions, op.progress, first=helper)
-        setup.prepare(nodes)
-        _forget_old_selves(setup, helper, nodes)
-        secrets = setup.refresh_join()
-        setup.join_masters(masters, secrets)
-        setup.join_workers(workers, secrets)
-        setup.wait_ready(nodes)
-        if masters and plan.ha:
-            setup.load_balancers()
-            if plan.masters[0] in masters:
-                # The VRRP MASTER is back: let it take the VIP now.
-                vip.wait_for_vip(setup.session(plan.masters[0]),
-                                 plan.topology.cluster_ip,
-                                 deadline=VIP_TAKEOVER_DEADLINE)
-        if moved:   # a new address: every node's /etc/hosts changes
-            setup.update_hosts([n for n in plan.nodes if n not in nodes])
+        if nodes:
+            _rejoin(setup, helper, nodes, moved)
+        if server:
+            storage.setup_server(plan, sessions, op.progress)
+            storage.register_volumes(plan, setup.session(helper),
+                                     op.progress)
     for vnfc_id, node in healed:
         for server_id, record in list(op.state.node_records().items()):
             if record.name == node.name:
                 op.state.forget_node(server_id)
         op.state.healing.pop(vnfc_id, None)
     op.remember(nodes)
+    for vnfc_id, node in server:
+        op.state.storage_server = node.host.server_id
+        op.state.healing.pop(vnfc_id, None)
     return op.finish()
+
+
+def _rejoin(setup: ClusterSetup, helper: Node, nodes: Sequence[Node],
+            moved: Sequence[Node]) -> None:
+    """The rebuilt VMs become nodes again (masters one at a time)."""
+    plan = setup.plan
+    masters = [n for n in nodes if n.host.role is Role.MASTER]
+    workers = [n for n in nodes if n.host.role is not Role.MASTER]
+    setup.prepare(nodes)
+    _forget_old_selves(setup, helper, nodes)
+    secrets = setup.refresh_join()
+    setup.join_masters(masters, secrets)
+    setup.join_workers(workers, secrets)
+    setup.wait_ready(nodes)
+    if masters and plan.ha:
+        setup.load_balancers()
+        if plan.masters[0] in masters:
+            # The VRRP MASTER is back: let it take the VIP now.
+            vip.wait_for_vip(setup.session(plan.masters[0]),
+                             plan.topology.cluster_ip,
+                             deadline=VIP_TAKEOVER_DEADLINE)
+    if moved:   # a new address: every node's /etc/hosts changes
+        setup.update_hosts([n for n in plan.nodes if n not in nodes])
 
 
 def _forget_old_selves(setup: ClusterSetup, helper: Node,

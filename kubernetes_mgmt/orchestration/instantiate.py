@@ -8,7 +8,9 @@ from kubernetes_mgmt.cluster.admin_account import AdminCredentials
 from kubernetes_mgmt.cluster.plan import ClusterPlan, build_plan
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.instance_state import DriverState, NodeRecord
+from kubernetes_mgmt.orchestration import storage
 from kubernetes_mgmt.orchestration.cluster_setup import ClusterSetup
+from kubernetes_mgmt.orchestration.parallel import for_each
 from kubernetes_mgmt.orchestration.progress import Progress
 from kubernetes_mgmt.package import package_dir
 from kubernetes_mgmt.params.model import ClusterParams
@@ -51,7 +53,10 @@ def instantiate(context: Any, vnf_instance: Any, params: ClusterParams,
     try:
         with Sessions(keys) as sessions:
             progress.sessions = sessions
-            admin = ClusterSetup(plan, sessions, progress).build()
+            setup = ClusterSetup(plan, sessions, progress)
+            admin = _build(setup, plan, sessions, progress)
+            storage.register_volumes(plan, setup.session(setup.first),
+                                     progress)
     finally:
         # Keep what was learnt even when a phase failed: a re-run then
         # checks the same host keys.
@@ -64,6 +69,20 @@ def instantiate(context: Any, vnf_instance: Any, params: ClusterParams,
     instance_state.save(vnf_instance, state)
     LOG.info('%s', progress.summary())
     return progress
+
+
+def _build(setup: ClusterSetup, plan: ClusterPlan, sessions: Sessions,
+           progress: Progress) -> AdminCredentials:
+    """The cluster, and beside it the storage server (they share no
+    host, and both spend most of their time installing packages)."""
+    if plan.storage is None:
+        return setup.build()
+    steps = [('cluster', setup.build),
+             ('storage server',
+              lambda: storage.setup_server(plan, sessions, progress))]
+    admin, _ = for_each(steps, lambda step: step[1](), phase='install',
+                        label=lambda step: step[0], parallel=2)
+    return admin
 
 
 def register_vim(context: Any, vnf_instance: Any, plan: ClusterPlan,
@@ -88,3 +107,5 @@ def _remember_cluster(state: DriverState, plan: ClusterPlan) -> None:
     state.auth_url = plan.auth_url
     state.lb_port = plan.lb_port if plan.ha else None
     state.vrrp_router_id = plan.vrrp_router_id if plan.ha else None
+    state.storage_server = plan.storage.host.server_id if plan.storage \
+        else None

@@ -129,7 +129,8 @@ def _additional_params_findings(additional: Any) -> list[Finding]:
         param = additional.get(PARAM_KEY)
         if isinstance(param, dict):
             findings += [((PARAM_KEY, *path), message)
-                         for path, message in _network_findings(param)]
+                         for path, message in _network_findings(param)
+                         + _storage_findings(param)]
     return findings
 
 
@@ -246,6 +247,43 @@ def _overlap_message(blamed: _Net, other: _Net) -> str:
         label = f'the default {label}'
     return (f'{show(blamed.value)} overlaps {label} {show(other.value)}; '
             'the pod, service and node networks must not overlap')
+
+
+def _storage_findings(param: dict) -> list[Finding]:
+    """Volumes, mounts and manifests given once each; every export on a
+    volume (the VM's own disk is lost when the storage server is
+    healed)."""
+    findings = _duplicates(param, (*_VOLUMES, 'volume_resource_id'))
+    findings += _duplicates(param, (*_VOLUMES, 'mount_to'))
+    findings += _duplicates(param, (*_PVS, 'pv_manifest_file_path'))
+    mounts = [value for _, value in _select(param, (*_VOLUMES, 'mount_to'))
+              if isinstance(value, str) and value]
+    for path, value in _select(param, (*_EXPORTS, 'export_dir')):
+        if not isinstance(value, str) or checks.directory(value):
+            continue    # the format check reports it
+        if mounts and not any(
+                value == m or value.startswith(m.rstrip('/') + '/')
+                for m in mounts):
+            findings.append((path, f'{show(value)} is not on a volume of '
+                             f'cinder_volume_setup_params (mounted at '
+                             f'{", ".join(mounts)}): data there would be '
+                             "on the storage server's own disk, which a "
+                             'heal of that VM replaces'))
+    return findings
+
+
+def _duplicates(param: dict, pattern: Path) -> list[Finding]:
+    seen: dict[str, Path] = {}
+    findings: list[Finding] = []
+    for path, value in _select(param, pattern):
+        if not isinstance(value, str):
+            continue
+        if value in seen:
+            findings.append((path, f'{show(value)} is given twice (also at '
+                             f'{render("", seen[value])})'))
+        else:
+            seen[value] = path
+    return findings
 
 
 # -- building the model -----------------------------------------------------

@@ -69,7 +69,7 @@ def read_topology(heat, stack_id: str, params: ClusterParams) -> Topology:
         workers=hosts[len(masters):], cluster_ip=ip,
         cluster_prefixlen=prefixlen,
         cluster_fip=_cluster_fip(reader, listing, masters[0], params.master),
-        storage=storage)
+        storage=storage, nfs_servers=_nfs_servers(reader, listing, params))
 
 
 def read_members(heat, stack_id: str, params: ClusterParams,
@@ -298,20 +298,36 @@ def _read_storage(reader: _Reader, listing: Listing,
     nic = reader.port_of(listing.top, params.ssh_cp_name)
     vm = _Vm(Role.STORAGE, listing.top, params.ssh_cp_name, nic, None)
     host = reader.host(vm)
-    volumes = {v.volume_resource_id: _volume_device(reader, listing,
-                                                    v.volume_resource_id)
-               for v in params.volumes}
+    volumes = {v.volume_resource_id: _volume_device(
+        reader, listing, v.volume_resource_id, host.server_id)
+        for v in params.volumes}
     return dataclasses.replace(host, volumes=volumes)
 
 
-def _volume_device(reader: _Reader, listing: Listing, name: str) -> str:
+def _volume_device(reader: _Reader, listing: Listing, name: str,
+                   server_id: str) -> str:
+    """The device of volume ``name`` on the storage server: its first
+    attachment (a volume is attached to one server)."""
     listing.require(listing.top, name, 'volume')
     attrs = reader.attributes(listing.top, name)
-    for attachment in _attachments(attrs):
-        if attachment.get('device'):
-            return attachment['device']
-    raise TopologyError(f'stack {listing.stack_id}: volume {name!r} is not '
-                        'attached to a server')
+    attachments = _attachments(attrs)
+    if not attachments or not attachments[0].get('device'):
+        raise TopologyError(f'stack {listing.stack_id}: volume {name!r} is '
+                            'not attached to a server')
+    first = attachments[0]
+    if first.get('server_id') not in (None, server_id):
+        raise TopologyError(
+            f'stack {listing.stack_id}: volume {name!r} is attached to '
+            f'server {first["server_id"]}, not to the storage server '
+            f'{server_id}')
+    return first['device']
+
+
+def _nfs_servers(reader: _Reader, listing: Listing,
+                 params: ClusterParams) -> dict[str, str]:
+    """IP of each ``nfs_server_cp`` (top-level ports)."""
+    names = dict.fromkeys(r.nfs_server_cp for r in params.pv_registrations)
+    return {name: reader.address(listing.top, name) for name in names}
 
 
 def _attachments(attrs: dict) -> list[dict]:

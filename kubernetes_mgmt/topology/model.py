@@ -44,6 +44,8 @@ class Topology:
     cluster_prefixlen: int | None = None  # of the cluster IP's subnet
     cluster_fip: str | None = None
     storage: Host | None = None
+    # pv_registration_params' nfs_server_cp port -> its IP
+    nfs_servers: dict[str, str] = field(default_factory=dict)
 
     @property
     def hosts(self) -> tuple[Host, ...]:

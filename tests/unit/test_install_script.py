@@ -97,6 +97,9 @@ VALID = {
                     'CA_CERT_HASH': 'sha256:' + 'a' * 64,
                     'CERTIFICATE_KEY': CERT_KEY},
     'hosts': {'HOSTS': '10.0.0.1=master-0,10.0.0.5=worker-0'},
+    'storage': {'VOLUMES': '/dev/vdb /volume;/dev/vdc /data',
+                'EXPORTS': '/volume/nfs/pv1 10.0.0.0/24;/data/x 10.0.0.7;'
+                           '/data/x fd00::/64'},
 }
 
 
@@ -138,6 +141,20 @@ def config_of(role: str, changes: dict, extra: tuple = ()) -> str:
     ('hosts', {'HOSTS': '10.0.0.1=a $(reboot)'}, (), 'invalid HOSTS'),
     ('hosts', {'K8S_VERSION': '1.37'}, (),
      'K8S_VERSION is not used by role hosts'),
+    ('prepare', {'NFS_CLIENT': 'yes'}, (), 'invalid NFS_CLIENT'),
+    ('storage', {'VOLUMES': '/dev/vdb /volume;/dev/../etc /x'}, (),
+     'invalid VOLUMES: expected "/dev/DEVICE /MOUNT/POINT;..."'),
+    ('storage', {'VOLUMES': '/dev/vdb /vol/../etc'}, (), 'invalid VOLUMES'),
+    ('storage', {'VOLUMES': '/dev/vdb volume'}, (), 'invalid VOLUMES'),
+    ('storage', {'VOLUMES': '/dev/vdb /volume;'}, (), 'invalid VOLUMES'),
+    ('storage', {'EXPORTS': '/volume 10.0.0.0/24 extra'}, (),
+     'invalid EXPORTS'),
+    ('storage', {'EXPORTS': '/volume *(rw,insecure)'}, (), 'invalid EXPORTS'),
+    ('storage', {'EXPORTS': '/volume 10.0.0.0/33'}, (), 'invalid EXPORTS'),
+    ('storage', {'EXPORTS': None}, (),
+     'EXPORTS is required for role storage'),
+    ('storage', {'K8S_VERSION': '1.37'}, (),
+     'K8S_VERSION is not used by role storage'),
 ])
 def test_bad_config_is_refused_without_echoing_it(role, changes, extra,
                                                   message):
@@ -148,7 +165,8 @@ def test_bad_config_is_refused_without_echoing_it(role, changes, extra,
     assert len(errors) == 1
     assert errors[0].startswith(f'ERROR [{role}/config]: ')
     assert message in errors[0]
-    for bad in ('$(', '`', 'toolong99', 'ABCDEF', '"w@', '../', 'weave'):
+    for bad in ('$(', '`', 'toolong99', 'ABCDEF', '"w@', '../', 'weave',
+                'insecure', 'extra'):
         assert bad not in proc.stderr
 
 
@@ -404,3 +422,67 @@ def test_supported_operating_systems(tmp_path, release, ok):
         assert proc.stderr.splitlines()[-1] == (
             'ERROR [prepare/operating system]: unsupported OS: Ubuntu '
             '22.04, 24.04 or 26.04 is required')
+
+
+# -- storage role helpers -------------------------------------------------
+
+def test_fstab_entry_replaces_old_ones_for_the_volume_or_mount(tmp_path):
+    fstab = tmp_path / 'fstab'
+    fstab.write_text('# /etc/fstab\n'
+                     'LABEL=root / ext4 defaults 0 1\n'
+                     '/dev/vdb /old ext4 defaults 0 2\n'
+                     '# UUID=u1 /volume ext4 defaults 0 2\n'
+                     'UUID=zz /volume xfs defaults 0 2\n')
+    proc = bash(f'fstab_with {fstab} u1 /dev/vdb /volume ext4')
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        '# /etc/fstab', 'LABEL=root / ext4 defaults 0 1',
+        'UUID=u1 /volume ext4 defaults,nofail 0 2',
+        '# UUID=u1 /volume ext4 defaults 0 2']
+    fstab.write_text(proc.stdout)
+    again = bash(f'fstab_with {fstab} u1 /dev/vdb /volume ext4')
+    assert again.stdout == proc.stdout
+
+
+def test_exports_have_one_line_per_directory_clients_in_order():
+    proc = bash('declare -A CFG=([EXPORTS]="/v/a 10.0.0.0/24;/v/b 10.0.0.9;'
+                '/v/a 10.1.0.0/16;/v/a 10.0.0.0/24"); render_exports')
+    assert proc.returncode == 0, proc.stderr
+    options = 'rw,sync,no_subtree_check,no_root_squash'
+    assert proc.stdout.splitlines()[1:] == [
+        f'/v/a 10.0.0.0/24({options}) 10.1.0.0/16({options})',
+        f'/v/b 10.0.0.9({options})']
+    assert proc.stdout.startswith('# Managed by kubernetes-mgmt')
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which('losetup') is None,
+                    reason='needs root and a loop device')
+def test_probe_formats_only_blank_devices(tmp_path):
+    image = tmp_path / 'disk.img'
+    image.write_bytes(b'')
+    os.truncate(image, 16 << 20)
+    dev = subprocess.run(['losetup', '--find', '--show', str(image)],
+                         capture_output=True, text=True,
+                         check=True).stdout.strip()
+    try:
+        blank = bash(f'probe_filesystem {dev}; echo "type=$FS_TYPE"')
+        assert blank.returncode == 0, blank.stderr
+        assert blank.stdout.strip() == 'type='
+        subprocess.run(['mkfs.ext4', '-q', dev], check=True)
+        ext4 = bash(f'probe_filesystem {dev}; echo "type=$FS_TYPE"')
+        assert ext4.stdout.strip() == 'type=ext4'
+        # A partition table without a filesystem may hold data elsewhere.
+        subprocess.run(['wipefs', '-q', '-a', dev], check=True)
+        with open(dev, 'r+b') as disk:      # an MBR with one partition
+            disk.seek(446)
+            disk.write(bytes([0, 0, 0, 0, 0x83, 0, 0, 0]) +
+                       (2048).to_bytes(4, 'little') +
+                       (8192).to_bytes(4, 'little'))
+            disk.seek(510)
+            disk.write(b'\x55\xaa')
+        table = bash(f'probe_filesystem {dev}')
+        assert table.returncode == 1
+        assert 'not a filesystem: refusing to format or mount it' in \
+            table.stderr
+    finally:
+        subprocess.run(['losetup', '-d', dev], check=False)

@@ -166,7 +166,7 @@ def test_other_additional_params_and_sol003_keys_are_allowed():
     (f'{AP}.lcm-operation-user-data', 'UserData/k8s_cluster_user_data.py'),
     (f'{M}.cluster_fip_name', 'masterNode_FIP1'),
     (f'{K}.vim_name', 'Kubernetes VIM (lab) #1'),
-    (f'{S}.cinder_volume_setup_params[0].mount_to', '/mnt/vol-1'),
+    (f'{S}.nfs_server_setup_params[0].export_dir', '/volume/a-1.b+c@d'),
 ])
 def test_unusual_but_valid_values(path, value):
     parse_instantiate_request(mutate(load('storage'), path, value))
@@ -539,3 +539,33 @@ def test_validation_opens_no_connection(monkeypatch):
     for name in SAMPLES:
         parse_instantiate_request(load(name))
     assert calls == []
+
+
+def test_storage_entries_given_twice_are_named():
+    body = load('storage')
+    param = body['additionalParams']['k8s_cluster_installation_param']
+    volumes = param['storage_server']['cinder_volume_setup_params']
+    volumes.append(dict(volumes[0]))
+    param['pv_registration_params'].append(
+        dict(param['pv_registration_params'][0]))
+    problems = {p.path: p.message for p in problems_of(body)}
+    assert problems[f'{VOL}[1].volume_resource_id'] == (
+        "'storage_server_volume' is given twice (also at "
+        'cinder_volume_setup_params[0].volume_resource_id)'.replace(
+            'cinder', 'storage_server.cinder'))
+    assert "'/volume' is given twice" in problems[f'{VOL}[1].mount_to']
+    assert 'given twice' in problems[f'{PV}[3].pv_manifest_file_path']
+
+
+def test_export_outside_every_volume_is_refused():
+    body = mutate(load('storage'), f'{NFS}[1].export_dir', '/srv/nfs')
+    problems = {p.path: p.message for p in problems_of(body)}
+    assert list(problems) == [f'{NFS}[1].export_dir']
+    assert problems[f'{NFS}[1].export_dir'].startswith(
+        "'/srv/nfs' is not on a volume of cinder_volume_setup_params "
+        '(mounted at /volume)')
+    # The mount point itself and directories below it are fine.
+    body = mutate(load('storage'), f'{NFS}[1].export_dir', '/volume')
+    parse_instantiate_request(body)
+    body = mutate(load('storage'), f'{NFS}[1].export_dir', '/volumex/a')
+    assert [p.path for p in problems_of(body)] == [f'{NFS}[1].export_dir']
