@@ -66,6 +66,19 @@ kubernetes_opts = [
                help='Manifest of the pod network add-on: a URL, or a path '
                     'inside the VNF package. Default: the pinned upstream '
                     'manifest of the chosen CNI.'),
+    cfg.StrOpt('compute_host_label', default='CIS-node',
+               regex=r'^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?'
+                     r'[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$',
+               help='Node label that carries the compute host of a worker '
+                    'in an anti-affinity server group (its server\'s '
+                    'OS-EXT-SRV-ATTR:host), for pod affinity rules.'),
+    cfg.ListOpt('zone_labels',
+                default=['topology.kubernetes.io/zone', 'kubernetes.io/zone'],
+                help='Node labels set to the availability zone a Grant '
+                     'gives a VM. topology.kubernetes.io/zone is the key '
+                     'the scheduler and topology spread constraints use; '
+                     'kubernetes.io/zone is the older documented one. '
+                     'Empty: no zone labels.'),
     cfg.PortOpt('lb_port', default=16443,
                 help='Port HAProxy listens on for the API server in HA '
                      'clusters (never 6443, which kube-apiserver uses).'),

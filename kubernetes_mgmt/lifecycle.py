@@ -24,7 +24,9 @@ class Lifecycle:
         # Validate the whole request before any host or API is touched.
         params = parse_cluster_params(
             tacker_objects.additional_params(instantiate_vnf_request))
-        instantiate(context, vnf_instance, params, kwargs.get('vnf'))
+        instantiate(context, vnf_instance, params, kwargs.get('vnf'),
+                    zones=tacker_objects.grant_zones(
+                        grant, grant_request, vnf_instance))
 
     def terminate_start(self, context, vnf_instance, terminate_vnf_request,
                         grant, grant_request, **kwargs):
@@ -51,7 +53,9 @@ class Lifecycle:
             return
         scale.scale_out(context, vnf_instance, scale_vnf_request,
                         kwargs.get('scale_out_id_list') or [],
-                        kwargs.get('vnf'))
+                        kwargs.get('vnf'),
+                        zones=tacker_objects.grant_zones(
+                        grant, grant_request, vnf_instance))
 
     def heal_start(self, context, vnf_instance, heal_vnf_request, grant,
                    grant_request, **kwargs):
@@ -64,10 +68,14 @@ class Lifecycle:
     def heal_end(self, context, vnf_instance, heal_vnf_request, grant,
                  grant_request, **kwargs):
         vnfcs = tacker_objects.vnfc_instance_ids(heal_vnf_request)
+        zones = tacker_objects.grant_zones(grant, grant_request,
+                                           vnf_instance)
         if vnfcs:
-            heal.heal_end(context, vnf_instance, vnfcs, kwargs.get('vnf'))
+            heal.heal_end(context, vnf_instance, vnfcs, kwargs.get('vnf'),
+                          zones=zones)
         else:
-            rebuild.rebuild_end(context, vnf_instance, kwargs.get('vnf'))
+            rebuild.rebuild_end(context, vnf_instance, kwargs.get('vnf'),
+                                zones=zones)
 
     # -- explicit no-ops --------------------------------------------------
     # Tacker calls every hook the VNFD routes to this driver; these have

@@ -103,3 +103,47 @@ def vnfc_resources(vnf_instance: Any) -> dict[str, Vnfc]:
                 server_id=str(attr(compute, 'resource_id', 'resourceId')
                               or ''))
     return found
+
+
+def grant_zones(grant: Any, grant_request: Any,
+                vnf_instance: Any) -> dict[str, str]:
+    """Nova server id -> the availability zone a Grant gave its VM.
+
+    A grant's ``add_resources``/``update_resources`` entry names, by
+    ``resource_definition_id``, the VNFC (Tacker gives a VNFC the id of
+    its resource definition) or a resource definition of the grant
+    request whose handle is the server; its ``zone_id`` refers to an
+    entry of ``zones`` carrying the zone's name.
+    """
+    if grant is None:
+        return {}
+    zones = {str(attr(z, 'id')): str(attr(z, 'zone_id', 'zoneId'))
+             for z in attr(grant, 'zones') or []
+             if attr(z, 'zone_id', 'zoneId')}
+    servers = {vnfc.id: vnfc.server_id
+               for vnfc in vnfc_resources(vnf_instance).values()}
+    servers.update(_requested_servers(grant_request))
+    found = {}
+    for name, camel in (('add_resources', 'addResources'),
+                        ('update_resources', 'updateResources')):
+        for entry in attr(grant, name, camel) or []:
+            zone = zones.get(str(attr(entry, 'zone_id', 'zoneId')))
+            server = servers.get(str(attr(
+                entry, 'resource_definition_id', 'resourceDefinitionId')))
+            if zone and server:
+                found[server] = zone
+    return found
+
+
+def _requested_servers(grant_request: Any) -> dict[str, str]:
+    """Resource definition id -> server id, where the request names
+    one (update resources of a heal)."""
+    found = {}
+    for name, camel in (('add_resources', 'addResources'),
+                        ('update_resources', 'updateResources')):
+        for entry in attr(grant_request, name, camel) or []:
+            handle = attr(entry, 'resource')
+            server = attr(handle, 'resource_id', 'resourceId')
+            if server:
+                found[str(attr(entry, 'id'))] = str(server)
+    return found

@@ -3,8 +3,8 @@
 Only the attributes the driver reads exist; names follow
 ``tacker.objects`` (VnfInstance, InstantiatedVnfInfo, VnfcResourceInfo,
 ResourceHandle, InstantiateVnfRequest, ScaleVnfRequest, HealVnfRequest,
-TerminateVnfRequest) so the same driver code runs unchanged inside
-Tacker.
+TerminateVnfRequest, Grant, ZoneInfo, GrantInfo) so the same driver
+code runs unchanged inside Tacker.
 """
 from __future__ import annotations
 
@@ -103,6 +103,27 @@ class TerminateVnfRequest:
     termination_type: str = 'FORCEFUL'
     graceful_termination_timeout: int = 0
     additional_params: dict = field(default_factory=dict)
+
+
+@dataclass
+class ZoneInfo:
+    id: str                              # referred to by GrantInfo.zone_id
+    zone_id: str                         # the availability zone's name
+    vim_connection_id: str | None = None
+
+
+@dataclass
+class GrantInfo:
+    resource_definition_id: str          # a VNFC id for compute resources
+    zone_id: str | None = None
+    vim_connection_id: str | None = None
+
+
+@dataclass
+class Grant:
+    zones: list[ZoneInfo] = field(default_factory=list)
+    add_resources: list[GrantInfo] = field(default_factory=list)
+    update_resources: list[GrantInfo] = field(default_factory=list)
 
 
 def vnf_instance_for_stack(stack_id: str,

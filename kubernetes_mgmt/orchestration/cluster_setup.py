@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.cluster import credentials, roles
+from kubernetes_mgmt.cluster import credentials, placement, roles
 from kubernetes_mgmt.cluster.admin_account import (
     AdminCredentials,
     ensure_admin_credentials,
@@ -145,6 +145,13 @@ class ClusterSetup:
             wait_until_ready(self.session(self.first),
                              [n.name for n in nodes],
                              deadline=CONF.kubernetes_mgmt.node_ready_timeout)
+
+    def label_nodes(self, labels: dict[str, dict[str, str]]) -> None:
+        """Placement labels (``cluster.placement``) on joined nodes."""
+        if not labels:
+            return
+        with self.progress.phase('label nodes', ', '.join(labels)):
+            placement.apply_labels(self.session(self.first), labels)
 
     # -- helpers ------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from typing import Any
 from kubernetes_mgmt import redact, tacker_objects
 from kubernetes_mgmt.cluster import etcd, vip
 from kubernetes_mgmt.cluster.node_removal import remove_node
+from kubernetes_mgmt.cluster.placement import node_labels
 from kubernetes_mgmt.cluster.plan import ClusterPlan, Node
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import Problem, ValidationError
@@ -198,7 +199,8 @@ def rebuilt(vnf_instance: Any, vnfc_ids: Sequence[str], state: DriverState,
 
 
 def heal_end(context: Any, vnf_instance: Any, vnfc_ids: Sequence[str],
-             vnf: dict | None = None) -> Progress:
+             vnf: dict | None = None,
+             zones: dict[str, str] | None = None) -> Progress:
     op = Day2.load('heal', context, vnf_instance)
     plan = op.read_plan(vnf)
     healed = rebuilt(vnf_instance, vnfc_ids, op.state, plan)
@@ -212,12 +214,14 @@ def heal_end(context: Any, vnf_instance: Any, vnfc_ids: Sequence[str],
             'vnfcInstanceId', 'every master is being healed: no master is '
             'left to join them to; heal the whole VNF instead')])
     helper = op.helper(plan, names)
+    labels = node_labels(plan.topology, nodes, zones or {})
     moved = [n for vnfc_id, n in healed
              if op.state.healing.get(vnfc_id, {}).get('ip', n.ip) != n.ip]
     with op.sessions(replacing=new_vms) as sessions:
         setup = ClusterSetup(plan, sessions, op.progress, first=helper)
         if nodes:
             _rejoin(setup, helper, nodes, moved)
+            setup.label_nodes(labels)
         if server:
             storage.setup_server(plan, sessions, op.progress)
             storage.register_volumes(plan, setup.session(helper),

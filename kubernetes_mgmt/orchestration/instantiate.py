@@ -5,6 +5,7 @@ from typing import Any
 
 from kubernetes_mgmt import instance_state, redact, tacker_objects
 from kubernetes_mgmt.cluster.admin_account import AdminCredentials
+from kubernetes_mgmt.cluster.placement import node_labels
 from kubernetes_mgmt.cluster.plan import ClusterPlan, build_plan
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.instance_state import DriverState, NodeRecord
@@ -33,10 +34,11 @@ def host_keys(state: DriverState,
 
 
 def instantiate(context: Any, vnf_instance: Any, params: ClusterParams,
-                vnf: dict | None = None,
-                operation: str = 'instantiate') -> Progress:
+                vnf: dict | None = None, operation: str = 'instantiate',
+                zones: dict[str, str] | None = None) -> Progress:
     """Install the cluster, register it as a VIM, remember what later
-    hooks need. Returns the timing of the phases."""
+    hooks need (``zones``: server id -> availability zone granted).
+    Returns the timing of the phases."""
     instance_id = tacker_objects.instance_id(vnf_instance)
     progress = Progress(operation, instance_id)
     with progress.phase('read topology'):
@@ -45,6 +47,7 @@ def instantiate(context: Any, vnf_instance: Any, params: ClusterParams,
             heat, tacker_objects.stack_id(vnf_instance, vnf), params)
         plan = build_plan(instance_id, params, topology,
                           package_dir(context, vnf_instance))
+        labels = node_labels(plan.topology, plan.nodes, zones or {})
     LOG.info('instance %s: %d master(s), %d worker(s), endpoint %s',
              instance_id, len(plan.masters), len(plan.workers),
              plan.control_plane_endpoint)
@@ -55,6 +58,7 @@ def instantiate(context: Any, vnf_instance: Any, params: ClusterParams,
             progress.sessions = sessions
             setup = ClusterSetup(plan, sessions, progress)
             admin = _build(setup, plan, sessions, progress)
+            setup.label_nodes(labels)
             storage.register_volumes(plan, setup.session(setup.first),
                                      progress)
     finally:

@@ -34,8 +34,8 @@ def rebuild_start(context: Any, vnf_instance: Any) -> None:
              tacker_objects.instance_id(vnf_instance))
 
 
-def rebuild_end(context: Any, vnf_instance: Any,
-                vnf: dict | None = None) -> Progress:
+def rebuild_end(context: Any, vnf_instance: Any, vnf: dict | None = None,
+                zones: dict[str, str] | None = None) -> Progress:
     """The cluster on the new stack, registered as a VIM again."""
     params = stored_params(vnf_instance)
     state = instance_state.load(vnf_instance)
@@ -47,7 +47,7 @@ def rebuild_end(context: Any, vnf_instance: Any,
                  tacker_objects.instance_id(vnf_instance), state.stack_id)
         instance_state.save(vnf_instance, _fresh(state, keep_vim=True))
     return instantiate(context, vnf_instance, params, vnf,
-                       operation='heal (whole VNF)')
+                       operation='heal (whole VNF)', zones=zones)
 
 
 def _fresh(state: DriverState, keep_vim: bool = False) -> DriverState:

@@ -14,6 +14,7 @@ from typing import Any
 from kubernetes_mgmt import redact, tacker_objects
 from kubernetes_mgmt.cluster.naming import member_node_name
 from kubernetes_mgmt.cluster.node_removal import remove_node
+from kubernetes_mgmt.cluster.placement import node_labels
 from kubernetes_mgmt.cluster.plan import ClusterPlan, Node
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import Problem, TopologyError, ValidationError
@@ -62,10 +63,12 @@ def check_request(request: Any, params: ClusterParams) -> str:
 
 def scale_out(context: Any, vnf_instance: Any, request: Any,
               member_stack_ids: Sequence[str],
-              vnf: dict | None = None) -> Progress | None:
+              vnf: dict | None = None,
+              zones: dict[str, str] | None = None) -> Progress | None:
     """Prepare and join the new workers (nested stack ids of the new
-    group members, Tacker's ``scale_out_id_list``) in parallel, then add
-    them to every node's /etc/hosts."""
+    group members, Tacker's ``scale_out_id_list``) in parallel, label
+    them with where they run (``zones``: server id -> granted zone), then
+    add them to every node's /etc/hosts."""
     op = Day2.load('scale-out', context, vnf_instance)
     check_request(request, op.params)
     ids = list(dict.fromkeys(member_stack_ids))
@@ -76,6 +79,7 @@ def scale_out(context: Any, vnf_instance: Any, request: Any,
     new = _members(plan, ids, lambda n: n.host.member_stack_id,
                    'stack id')
     helper = op.helper(plan, ())
+    labels = node_labels(plan.topology, new, zones or {})
     LOG.info('scale-out %s: joining %s', op.instance_id,
              ', '.join(n.label for n in new))
     # Known before any host is touched: a rollback finds them.
@@ -86,6 +90,7 @@ def scale_out(context: Any, vnf_instance: Any, request: Any,
         secrets = setup.refresh_join()
         setup.join_workers(new, secrets)
         setup.wait_ready(new)
+        setup.label_nodes(labels)
         setup.update_hosts([n for n in plan.nodes if n not in new])
     return op.finish()
 

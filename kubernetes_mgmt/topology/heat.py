@@ -29,7 +29,7 @@ from kubernetes_mgmt.params.model import (
 )
 from kubernetes_mgmt.topology import heat_listing
 from kubernetes_mgmt.topology.heat_listing import Listing, Row
-from kubernetes_mgmt.topology.model import Host, Role, Topology
+from kubernetes_mgmt.topology.model import Host, Role, ServerGroup, Topology
 
 LOG = redact.get_logger(__name__)
 NESTED_DEPTH = 2        # top stack -> group stack -> member stack
@@ -69,7 +69,8 @@ def read_topology(heat, stack_id: str, params: ClusterParams) -> Topology:
         workers=hosts[len(masters):], cluster_ip=ip,
         cluster_prefixlen=prefixlen,
         cluster_fip=_cluster_fip(reader, listing, masters[0], params.master),
-        storage=storage, nfs_servers=_nfs_servers(reader, listing, params))
+        storage=storage, nfs_servers=_nfs_servers(reader, listing, params),
+        server_groups=_server_groups(reader, listing))
 
 
 def read_members(heat, stack_id: str, params: ClusterParams,
@@ -339,3 +340,27 @@ def _attachments(attrs: dict) -> list[dict]:
         except (ValueError, SyntaxError):
             return []
     return [a for a in value if isinstance(a, dict)]
+
+
+# -- server groups ------------------------------------------------------------
+
+def _server_groups(reader: _Reader, listing: Listing
+                   ) -> tuple[ServerGroup, ...]:
+    """Every ``OS::Nova::ServerGroup`` of the stack, nested ones too."""
+    rows = [row for stack in listing.by_stack.values()
+            for row in stack.values()
+            if row.type == heat_listing.SERVER_GROUP]
+    return tuple(_server_group(reader, row) for row in rows)
+
+
+def _server_group(reader: _Reader, row: Row) -> ServerGroup:
+    attrs = reader.attributes(row.stack, row.name)
+    # Heat puts Nova's view under "show"; older policies is a list,
+    # Nova >= 2.64 has one policy.
+    show = attrs.get('show') if isinstance(attrs.get('show'), dict) \
+        else attrs
+    policies = show.get('policies') or (
+        [show['policy']] if show.get('policy') else [])
+    return ServerGroup(id=row.physical_id or str(show.get('id', '')),
+                       name=row.name, policies=tuple(policies),
+                       members=tuple(show.get('members') or ()))

@@ -14,6 +14,7 @@ from kubernetes_mgmt.errors import TopologyError
 SERVER = 'OS::Nova::Server'
 PORT = 'OS::Neutron::Port'
 FLOATING_IP = 'OS::Neutron::FloatingIP'
+SERVER_GROUP = 'OS::Nova::ServerGroup'
 
 
 @dataclass(frozen=True)

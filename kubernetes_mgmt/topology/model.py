@@ -35,6 +35,27 @@ class Host:
                f'@{self.ssh_ip}'
 
 
+ANTI_AFFINITY = frozenset({'anti-affinity', 'soft-anti-affinity'})
+
+
+@dataclass(frozen=True)
+class ServerGroup:
+    """An ``OS::Nova::ServerGroup`` of the stack."""
+
+    id: str
+    name: str                   # its resource name
+    policies: tuple[str, ...]
+    members: tuple[str, ...]    # server ids
+
+    @property
+    def anti_affinity(self) -> bool:
+        return bool(ANTI_AFFINITY & set(self.policies))
+
+    def holds(self, host: Host) -> bool:
+        return host.server_id in self.members or \
+            self.id in host.server_groups
+
+
 @dataclass(frozen=True)
 class Topology:
     stack_id: str
@@ -46,6 +67,12 @@ class Topology:
     storage: Host | None = None
     # pv_registration_params' nfs_server_cp port -> its IP
     nfs_servers: dict[str, str] = field(default_factory=dict)
+    server_groups: tuple[ServerGroup, ...] = ()
+
+    def anti_affinity_groups(self, host: Host) -> list[ServerGroup]:
+        """The anti-affinity server groups ``host`` is a member of."""
+        return [g for g in self.server_groups
+                if g.anti_affinity and g.holds(host)]
 
     @property
     def hosts(self) -> tuple[Host, ...]:

@@ -1,0 +1,79 @@
+"""Node labels that say where a VM runs (hardware-aware pod affinity).
+
+A worker in an anti-affinity server group is labelled with its compute
+host (``[kubernetes_mgmt] compute_host_label``, ``CIS-node`` by default),
+so pods can ask for, or avoid, workers on one physical host. A VM that a
+Grant placed in an availability zone gets the zone labels. Labels are set
+with ``--overwrite``: a healed VM on another host gets the new value.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from kubernetes_mgmt import redact
+from kubernetes_mgmt.cluster.kubectl import kubectl
+from kubernetes_mgmt.cluster.plan import Node
+from kubernetes_mgmt.conf import CONF
+from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.remote.ssh import SshSession
+from kubernetes_mgmt.topology.model import Topology
+
+LOG = redact.get_logger(__name__)
+HOST_ATTRIBUTE = 'OS-EXT-SRV-ATTR:host'
+# A label value: at most 63 of [A-Za-z0-9._-], alphanumeric at both ends.
+_VALUE = re.compile(r'([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?')
+
+
+def node_labels(topology: Topology, nodes: Sequence[Node],
+                zones: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """Node name -> labels to set, for ``nodes`` (``zones``: server id ->
+    availability zone from the Grant). Raises when an anti-affinity
+    worker's compute host is not visible."""
+    conf = CONF.kubernetes_mgmt
+    labels: dict[str, dict[str, str]] = {}
+    hidden = []
+    for node in nodes:
+        wanted = {}
+        groups = topology.anti_affinity_groups(node.host)
+        if groups:
+            if node.host.compute_host:
+                wanted[conf.compute_host_label] = _value(
+                    node.host.compute_host, node, HOST_ATTRIBUTE)
+            else:
+                hidden.append(f'{node.label} (server {node.host.server_id}, '
+                              f'server group {groups[0].name})')
+        zone = zones.get(node.host.server_id)
+        if zone:
+            for key in conf.zone_labels:
+                wanted[key] = _value(zone, node, 'grant zone')
+        if wanted:
+            labels[node.name] = wanted
+    if hidden:
+        raise MgmtDriverError(
+            f'cannot label workers with their compute host: the servers do '
+            f'not show the {HOST_ATTRIBUTE} attribute: '
+            f'{"; ".join(hidden)}. Nova shows it only to admins (policy '
+            '"os_compute_api:os-extended-server-attributes"): register the '
+            'OpenStack VIM with an admin user, or allow that policy for '
+            "the VIM user's role.")
+    return labels
+
+
+def _value(text: str, node: Node, source: str) -> str:
+    if not _VALUE.fullmatch(text):
+        raise MgmtDriverError(
+            f'{node.label}: {source} {text!r} is not a valid label value '
+            '(at most 63 letters, digits, "-", "_" or ".", alphanumeric at '
+            'both ends)')
+    return text
+
+
+def apply_labels(kube: SshSession, labels: Mapping[str, Mapping[str, str]]
+                 ) -> None:
+    for name, values in labels.items():
+        kubectl(kube, ['label', 'node', name, '--overwrite',
+                       *(f'{k}={v}' for k, v in sorted(values.items()))],
+                step=f'label node {name}')
+        LOG.info('[%s] node %s labelled %s', kube.endpoint.name, name,
+                 ', '.join(f'{k}={v}' for k, v in sorted(values.items())))
