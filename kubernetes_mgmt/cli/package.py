@@ -56,7 +56,9 @@ def _register_verify(sub: Any) -> None:
         description='Check the hashes in TOSCA.meta, every path the VNFD '
                     'and the request samples reference, that '
                     'Scripts/kubernetes_mgmt.py is the installed driver '
-                    'module, and that the user data class imports. Exit '
+                    'module, that the user data class imports, and that '
+                    'the PV manifests the requests register are NFS '
+                    'PersistentVolumes on exported directories. Exit '
                     'status 0: fine, 1: problems, 2: unreadable.')
     verify.add_argument('file', type=Path, metavar='FILE',
                         help='the CSAR (zip) to check')

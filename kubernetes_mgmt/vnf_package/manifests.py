@@ -2,15 +2,22 @@
 
 Uses the maintained ``kubernetes-validate`` (its schemas come with the
 package, no network needed). It is a test dependency: ``package verify``
-checks manifests only where it is installed.
+checks manifests only where it is installed. ``pv_problems`` checks what
+the driver needs of a PersistentVolume manifest named by a request's
+``pv_registration_params``, without it.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import yaml
 
 from kubernetes_mgmt.conf import CONF
+from kubernetes_mgmt.storage.pv_manifests import (
+    InvalidManifest,
+    parse_pv_manifest,
+)
 
 
 def available() -> bool:
@@ -64,3 +71,16 @@ def _kind(document: Any) -> str:
 
 def _one_line(value: object) -> str:
     return ' '.join(str(value).split())
+
+
+def pv_problems(name: str, text: str,
+                exports: Iterable[str] = ()) -> list[str]:
+    """What keeps the driver from registering ``text`` as an NFS volume
+    (the driver's own check, ``storage.pv_manifests``): exactly one
+    ``PersistentVolume`` with ``spec.nfs``; with ``exports`` (the
+    request's ``export_dir`` values) a path in one of them."""
+    try:
+        parse_pv_manifest(name, text, list(exports))
+    except InvalidManifest as exc:
+        return [str(exc)]
+    return []

@@ -26,11 +26,15 @@ class RequestUnreadable(Exception):
     """A request file cannot be read or is not JSON; one-line message."""
 
 
+PV_MANIFEST = 'pv_manifest'
+
+
 @dataclass(frozen=True)
 class Reference:
     request: str        # file name of the request, for messages
     key: str            # JSON path of the value
     path: str           # path inside the package
+    kind: str = 'file'  # PV_MANIFEST: a PersistentVolume the driver registers
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,8 @@ class RequestRefs:
     flavour: str | None
     references: tuple[Reference, ...]
     user_data: UserData | None
+    # storage_server.nfs_server_setup_params[].export_dir
+    nfs_exports: tuple[str, ...] = ()
 
 
 def instantiate_requests(directory: Path) -> list[Path]:
@@ -65,13 +71,15 @@ def read(path: Path) -> RequestRefs:
     additional = body.get('additionalParams') or {}
     param = additional.get(PARAM_KEY) or additional.get(
         _CAMEL_PARAM_KEY) or {}
+    if not isinstance(param, dict):
+        param = {}
     refs = [Reference(name, f'additionalParams.{PARAM_KEY}.script_path',
                       _package_path(param.get('script_path')))]
     for index, pv in enumerate(_list(param.get('pv_registration_params'))):
         refs.append(Reference(
             name, f'additionalParams.{PARAM_KEY}.pv_registration_params'
                   f'[{index}].pv_manifest_file_path',
-            _package_path(pv.get('pv_manifest_file_path'))))
+            _package_path(pv.get('pv_manifest_file_path')), PV_MANIFEST))
     user_data = None
     if additional.get(USER_DATA_KEY):
         path_in_package = _package_path(additional[USER_DATA_KEY])
@@ -79,9 +87,14 @@ def read(path: Path) -> RequestRefs:
                               path_in_package))
         user_data = UserData(name, path_in_package,
                              str(additional.get(USER_DATA_CLASS_KEY, '')))
+    storage = param.get('storage_server')
+    exports = _list(storage.get('nfs_server_setup_params')) \
+        if isinstance(storage, dict) else []
     flavour = body.get('flavourId')
     return RequestRefs(name, flavour if isinstance(flavour, str) else None,
-                       tuple(r for r in refs if r.path), user_data)
+                       tuple(r for r in refs if r.path), user_data,
+                       tuple(e['export_dir'] for e in exports
+                             if isinstance(e.get('export_dir'), str)))
 
 
 def _load(path: Path) -> dict:

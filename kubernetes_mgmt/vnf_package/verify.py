@@ -5,7 +5,9 @@ outside Definitions/ is listed there, every path the VNFD and the request
 samples reference, the BaseHOT of each flavour, the image checksum in the
 VNFD, that ``Scripts/kubernetes_mgmt.py`` is the installed driver module
 (Tacker refuses every hook otherwise), that the user data class imports,
-and, where ``kubernetes-validate`` is installed, the Kubernetes manifests.
+that each PV manifest a request registers is one NFS PersistentVolume on a
+path the request exports, and, where ``kubernetes-validate`` is installed,
+the Kubernetes manifests.
 """
 from __future__ import annotations
 
@@ -191,6 +193,13 @@ def _check_requests(csar: Csar, requests: list[request_refs.RequestRefs],
         result.add(f'{ref.request}: {ref.key} {ref.path} is not in the '
                    'package' for ref in request.references
                    if not csar.has(ref.path))
+        for ref in request.references:
+            if ref.kind == request_refs.PV_MANIFEST and csar.has(ref.path):
+                result.add(f'{ref.request}: {ref.key}: {problem}'
+                           for problem in manifests.pv_problems(
+                               ref.path, csar.read(ref.path).decode(
+                                   'utf-8', 'replace'),
+                               request.nfs_exports))
         user_data = request.user_data
         if user_data and csar.has(user_data.path) and \
                 (user_data.path, user_data.class_name) not in imported:

@@ -11,6 +11,10 @@ with ``lcm-operation-user-data`` in additionalParams, ``create`` loads
 template, nested files and returned parameters to Heat. Only the clouds
 are replaced: Glance (computes the image's SHA-512, which Tacker compares
 with the VNFD) and Heat (records the stack Tacker would create).
+
+Cases: every flavour with its request sample; simple with a storage server
+(simple_kubernetes_pv_param_file.json, also in the older camelCase
+spelling of additionalParams) and without one; podaffinity's server group.
 """
 import copy
 import hashlib
@@ -23,8 +27,19 @@ import yaml
 
 # flavour -> VDU -> VMs at the default instantiation level
 EXPECTED_CAPACITY = {'simple': {'masterNode': 1, 'workerNode': 2},
-                     'complex': {'masterNode': 3, 'workerNode': 2}}
+                     'complex': {'masterNode': 3, 'workerNode': 2},
+                     'podaffinity': {'masterNode': 3, 'workerNode': 2}}
+# Request sample -> (flavour, with a storage server)
+REQUESTS = {'simple_kubernetes_param_file.json': ('simple', False),
+            'simple_kubernetes_pv_param_file.json': ('simple', True),
+            'complex_kubernetes_param_file.json': ('complex', False),
+            'podaffinity_kubernetes_param_file.json': ('podaffinity', False)}
+PV_REQUEST = 'simple_kubernetes_pv_param_file.json'
 NETWORK = 'c3a7e0e4-4f4b-4b8e-9d55-3f6c0c1e7d11'
+STORAGE_PARAM = 'storage_server_enabled'
+STORAGE_CP = 'storage_server_CP'
+STORAGE_RESOURCES = {'storage_server', 'storage_server_volume', STORAGE_CP,
+                     'storage_security_group'}
 
 
 class FakeGlance:
@@ -76,6 +91,45 @@ def _nfv_paths(node):
             yield from _nfv_paths(value)
 
 
+def _condition(definition, params, declared):
+    """The value of a Heat condition of the forms the BaseHOT uses."""
+    if isinstance(definition, bool):
+        return definition
+    if 'get_param' in definition:
+        name = definition['get_param']
+        return params.get(name, declared[name].get('default'))
+    if 'equals' in definition:
+        left, right = (_condition(v, params, declared)
+                       if isinstance(v, dict) else v
+                       for v in definition['equals'])
+        return left == right
+    if 'not' in definition:
+        return not _condition(definition['not'], params, declared)
+    raise AssertionError(f'condition form not handled here: {definition}')
+
+
+def _created(template, params):
+    """The resources Heat creates with ``params``: those without a
+    condition or whose condition is true."""
+    declared = template.get('parameters') or {}
+    conditions = {name: _condition(d, params, declared)
+                  for name, d in (template.get('conditions') or {}).items()}
+    return {name: r for name, r in template['resources'].items()
+            if conditions.get(r.get('condition'), True)}
+
+
+def _collect(value, key):
+    """Every value of ``key`` in a template snippet."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == key:
+                yield v
+            yield from _collect(v, key)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _collect(v, key)
+
+
 def _resolve(params, path):
     value = params
     for key in path:
@@ -95,13 +149,24 @@ def stack(vnfd_in_db, tacker_context, tacker_request, request_body):
     from tacker.vnflcm import utils as vnflcm_utils
     from tacker.vnfm.infra_drivers.openstack import openstack
 
-    def run(flavour_id):
+    def run(name, camel_case=False, unlinked=()):
         body = request_body(
-            f'{flavour_id}_kubernetes_param_file.json',
+            name,
             REPLACE_WITH_A_NEW_UUID=str(uuid.uuid4()),
             REPLACE_WITH_OPENSTACK_VIM_ID=str(uuid.uuid4()),
             REPLACE_WITH_NETWORK_ID=NETWORK,
             REPLACE_WITH_VM_PASSWORD='not-used-here')
+        if camel_case:      # how requests of older guides spell it
+            additional = body['additionalParams']
+            param = additional.pop('k8s_cluster_installation_param')
+            param['storageServer'] = param.pop('storage_server')
+            additional['k8sClusterInstallationParam'] = param
+        for link in body['extVirtualLinks']:
+            link['extCps'] = [cp for cp in link['extCps']
+                              if cp['cpdId'] not in unlinked]
+        body['extVirtualLinks'] = [link for link in body['extVirtualLinks']
+                                   if link['extCps']]
+        flavour_id = body['flavourId']
         request = tacker_request('InstantiateVnfRequest', body)
         instance = objects.VnfInstance(
             context=tacker_context, id=str(uuid.uuid4()),
@@ -151,10 +216,10 @@ def stack(vnfd_in_db, tacker_context, tacker_request, request_body):
     return run
 
 
-@pytest.mark.parametrize('flavour_id', sorted(EXPECTED_CAPACITY))
-def test_user_data_names_every_resource_the_templates_need(stack,
-                                                           flavour_id):
-    created, glance_ids = stack(flavour_id)
+@pytest.mark.parametrize('name', sorted(REQUESTS))
+def test_user_data_names_every_resource_the_templates_need(stack, name):
+    flavour_id, _ = REQUESTS[name]
+    created, glance_ids = stack(name)
     template = yaml.safe_load(created['template'])
     nested = {name: yaml.safe_load(text)
               for name, text in created.get('files', {}).items()}
@@ -162,11 +227,11 @@ def test_user_data_names_every_resource_the_templates_need(stack,
     assert isinstance(params, dict)
 
     # Every parameter the top template declares without a default.
-    for name, spec in (template.get('parameters') or {}).items():
-        assert 'default' in spec or name in params, name
+    for param, spec in (template.get('parameters') or {}).items():
+        assert 'default' in spec or param in params, param
 
-    # Every nfv path any template reads resolves.
-    paths = set(_nfv_paths(template))
+    # Every nfv path that a resource Heat creates reads resolves.
+    paths = set(_nfv_paths(_created(template, params)))
     for hot in nested.values():
         paths |= set(_nfv_paths(hot))
     assert paths, 'the BaseHOT reads no nfv parameter'
@@ -175,7 +240,10 @@ def test_user_data_names_every_resource_the_templates_need(stack,
 
     # And the values are the ones Tacker and the request gave.
     vdus = params['nfv']['VDU']
-    assert set(glance_ids) == set(EXPECTED_CAPACITY[flavour_id])
+    images = set(EXPECTED_CAPACITY[flavour_id])
+    if flavour_id == 'simple':      # Glance gets the storage image anyway
+        images.add('storage_server')
+    assert set(glance_ids) == images
     for vdu, count in EXPECTED_CAPACITY[flavour_id].items():
         assert vdus[vdu]['image'] == glance_ids[vdu]
         assert vdus[vdu]['flavor'] == 'm1.medium'
@@ -184,11 +252,74 @@ def test_user_data_names_every_resource_the_templates_need(stack,
         assert cp['network'] == NETWORK
 
 
-@pytest.mark.parametrize('flavour_id', sorted(EXPECTED_CAPACITY))
-def test_nested_templates_get_every_parameter(stack, flavour_id):
+@pytest.mark.parametrize('camel_case', [False, True])
+def test_simple_with_a_storage_server(stack, camel_case):
+    created, glance_ids = stack(PV_REQUEST, camel_case=camel_case)
+    template = yaml.safe_load(created['template'])
+    params = created['parameters']
+    assert params[STORAGE_PARAM] is True
+    assert STORAGE_RESOURCES <= set(_created(template, params))
+    # The storage port's network is the request's (a required one).
+    assert params['nfv']['CP'][STORAGE_CP] == {'network': NETWORK}
+    server = params['nfv']['VDU']['storage_server']
+    assert server == {'flavor': 'm1.small',
+                      'image': glance_ids['storage_server']}
+    # The VNFD's 10 GB, in whole GiB.
+    assert params['nfv']['VDU']['storage_server_volume'] == {'size': 10}
+
+
+def test_simple_without_a_storage_server(stack):
+    created, _ = stack('simple_kubernetes_param_file.json')
+    template = yaml.safe_load(created['template'])
+    params = created['parameters']
+    assert params[STORAGE_PARAM] is False
+    created_resources = _created(template, params)
+    assert not STORAGE_RESOURCES & set(created_resources)
+    assert {'master_instance', 'worker_instance'} <= set(created_resources)
+    # The request connects no storage port, and none is asked for.
+    assert STORAGE_CP not in params['nfv']['CP']
+    read_by_created = set(_nfv_paths(created_resources))
+    assert ('nfv', 'CP', STORAGE_CP, 'network') not in read_by_created
+
+
+def test_simple_with_a_storage_server_needs_its_network(stack):
+    # Tacker lets the user data's exception fail the instantiation.
+    with pytest.raises(ValueError, match='extVirtualLinks of the '
+                       'Instantiate request must connect the ports '
+                       f'{STORAGE_CP} '):
+        stack(PV_REQUEST, unlinked=(STORAGE_CP,))
+
+
+def test_podaffinity_workers_share_the_anti_affinity_group(stack):
+    created, _ = stack('podaffinity_kubernetes_param_file.json')
+    template = yaml.safe_load(created['template'])
+    nested = {name: yaml.safe_load(text)
+              for name, text in created['files'].items()}
+    group = template['resources']['worker_anti_affinity_group']
+    assert group['type'] == 'OS::Nova::ServerGroup'
+    assert group['properties']['policies'] == ['anti-affinity']
+    # Its id reaches every worker's scheduler hints; no master's.
+    member = template['resources']['worker_instance']['properties'][
+        'resource']
+    assert member['properties']['server_group'] == {
+        'get_resource': 'worker_anti_affinity_group'}
+    worker = nested[member['type']]['resources']['workerNode']
+    assert worker['properties']['scheduler_hints'] == {
+        'group': {'get_param': 'server_group'}}
+    master_type = template['resources']['master_instance']['properties'][
+        'resource']['type']
+    assert not list(_collect(nested[master_type], 'scheduler_hints'))
+    # Three masters behind the VIP, as in complex.
+    assert template['resources']['vip_CP']['type'] == 'OS::Neutron::Port'
+    assert created['parameters']['nfv']['VDU']['masterNode'][
+        'desired_capacity'] == 3
+
+
+@pytest.mark.parametrize('name', sorted(REQUESTS))
+def test_nested_templates_get_every_parameter(stack, name):
     """Heat would reject a group member whose template parameter the
     group's resource properties leave out."""
-    created, _ = stack(flavour_id)
+    created, _ = stack(name)
     template = yaml.safe_load(created['template'])
     nested = {name: yaml.safe_load(text)
               for name, text in created.get('files', {}).items()}

@@ -15,8 +15,10 @@ from kubernetes_mgmt.vnf_package import image, layout, meta, sol001
 from kubernetes_mgmt.vnf_package.build import BuildOptions, build
 
 QCOW2_HEAD = b'QFI\xfb\x00\x00\x00\x03' + bytes(504)
-FLAVOUR_FILES = ('Definitions/kubernetes_mgmt_df_simple.yaml',
-                 'Definitions/kubernetes_mgmt_df_complex.yaml')
+FLAVOURS = ('simple', 'complex', 'podaffinity')
+FLAVOUR_FILES = tuple(f'Definitions/kubernetes_mgmt_df_{f}.yaml'
+                      for f in FLAVOURS)
+PV_MANIFESTS = tuple(f'Files/kubernetes/nfs-pv{i}.yaml' for i in (1, 2, 3))
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -45,7 +47,8 @@ def test_build_then_verify_succeeds(capsys, tmp_path, sol001_dir):
     status, out, err = run(capsys, 'verify', str(output))
     assert (status, err) == (0, '')
     assert f'{output}: OK' in out
-    assert 'flavours:   simple, complex' in out
+    assert 'flavours:   simple, complex, podaffinity' in out
+    assert 'manifests:  3 Kubernetes manifest file(s)' in out
 
 
 def test_default_output_name(capsys, tmp_path, monkeypatch, sol001_dir):
@@ -97,7 +100,8 @@ def test_tosca_meta_hashes_every_file_but_the_definitions(built_package):
         ('Definitions/', 'TOSCA-Metadata/'))}
     assert {'Scripts/kubernetes_mgmt.py', 'Scripts/install_k8s_cluster.sh',
             'UserData/k8s_cluster_user_data.py',
-            'Files/images/kubernetes-mgmt-placeholder.img'} <= set(listed)
+            'Files/images/kubernetes-mgmt-placeholder.img',
+            *PV_MANIFESTS} <= set(listed)
     for name, artifact in listed.items():
         assert artifact.algorithm == 'SHA-256'
         assert artifact.hash == hashlib.sha256(files[name]).hexdigest()
@@ -110,8 +114,11 @@ def test_placeholder_image_is_described_in_the_vnfd(built_package):
     for name in FLAVOUR_FILES:
         text = files[name].decode()
         assert '@IMAGE_' not in text
-        vdus = yaml.safe_load(text)['topology_template']['node_templates']
-        for vdu in ('masterNode', 'workerNode'):
+        nodes = yaml.safe_load(text)['topology_template']['node_templates']
+        vdus = {n: v for n, v in nodes.items()
+                if v['type'] == 'tosca.nodes.nfv.Vdu.Compute'}
+        assert {'masterNode', 'workerNode'} <= set(vdus)
+        for vdu in vdus:
             props = vdus[vdu]['properties']['sw_image_data']
             assert props['checksum'] == {
                 'algorithm': 'sha-512',
@@ -243,3 +250,33 @@ def test_repository_does_not_carry_the_sol001_files():
     sample = layout.sample_package_dir()
     for name in sol001.FILES:
         assert not (sample / 'Definitions' / name).exists()
+
+
+def test_every_flavour_and_its_base_hot_is_packed(built_package):
+    files = members(built_package)
+    sample = layout.sample_package_dir()
+    top = yaml.safe_load(files['Definitions/kubernetes_mgmt_top.vnfd.yaml'])
+    for flavour, name in zip(FLAVOURS, FLAVOUR_FILES, strict=True):
+        assert name.rsplit('/', 1)[1] in top['imports']
+        vnfd = yaml.safe_load(files[name])
+        assert vnfd['topology_template']['substitution_mappings'][
+            'properties'] == {'flavour_id': flavour}
+        hot = [n for n in files if n.startswith(f'BaseHOT/{flavour}/')]
+        assert sorted(hot) == [
+            f'BaseHOT/{flavour}/kubernetes_mgmt_{flavour}.hot.yaml',
+            f'BaseHOT/{flavour}/nested/nested_master.yaml',
+            f'BaseHOT/{flavour}/nested/nested_worker.yaml']
+        for member in hot:      # byte for byte: no token in the BaseHOT
+            assert files[member] == (sample / member).read_bytes()
+
+
+def test_pv_manifests_are_packed_and_hashed(built_package):
+    files = members(built_package)
+    sample = layout.sample_package_dir()
+    packed = sorted(n for n in files if n.startswith(f'{layout.MANIFESTS}/'))
+    assert packed == list(PV_MANIFESTS)
+    listed = {a.name: a for a in tosca_meta(built_package).artifacts}
+    for name in PV_MANIFESTS:
+        assert files[name] == (sample / name).read_bytes()
+        assert listed[name].hash == hashlib.sha256(files[name]).hexdigest()
+        assert listed[name].content_type == 'application/yaml'

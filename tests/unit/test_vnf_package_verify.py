@@ -14,6 +14,19 @@ from kubernetes_mgmt.vnf_package import layout, meta
 INSTALL_SCRIPT = 'Scripts/install_k8s_cluster.sh'
 USER_DATA = 'UserData/k8s_cluster_user_data.py'
 PLACEHOLDER = 'Files/images/kubernetes-mgmt-placeholder.img'
+PV_REQUEST = 'simple_kubernetes_pv_param_file.json'
+REQUESTS = ('complex', 'podaffinity', 'simple', PV_REQUEST)
+PV1 = 'Files/kubernetes/nfs-pv1.yaml'
+PV_KEY = ('additionalParams.k8s_cluster_installation_param.'
+          'pv_registration_params[0].pv_manifest_file_path')
+# Vdu.Compute nodes with an image: masterNode and workerNode in every
+# flavour, and the storage server in simple.
+IMAGE_VDUS = 7
+
+
+def request_file(name: str) -> str:
+    return name if name.endswith('.json') else \
+        f'{name}_kubernetes_param_file.json'
 
 
 def verify(capsys, *argv: str) -> tuple[int, str, str]:
@@ -61,11 +74,14 @@ def read(path: Path, name: str) -> bytes:
 def test_good_package(capsys, built_package):
     status, out, err = verify(capsys, str(built_package))
     assert (status, err) == (0, '')
-    for expected in ('10 artifacts match TOSCA.meta',
+    # The driver, the install script, the user data, the image, 3 PV
+    # manifests and 3 BaseHOT files for each of the 3 flavours.
+    for expected in ('16 artifacts match TOSCA.meta',
+                     'flavours:   simple, complex, podaffinity',
                      f'{layout.DRIVER_FILE} is the installed module',
-                     'complex_kubernetes_param_file.json, '
-                     'simple_kubernetes_param_file.json',
-                     f'{USER_DATA} (KubernetesClusterUserData) imports'):
+                     ', '.join(request_file(r) for r in REQUESTS),
+                     f'{USER_DATA} (KubernetesClusterUserData) imports',
+                     '3 Kubernetes manifest file(s)'):
         assert expected in out
 
 
@@ -110,8 +126,35 @@ def test_referenced_path_missing(capsys, tmp_path, built_package):
     assert status == 1
     key = 'additionalParams.k8s_cluster_installation_param.script_path'
     assert problems(err) == [
-        f'{name}_kubernetes_param_file.json: {key} {INSTALL_SCRIPT} is not '
-        'in the package' for name in ('complex', 'simple')]
+        f'{request_file(name)}: {key} {INSTALL_SCRIPT} is not in the '
+        'package' for name in REQUESTS]
+
+
+def test_pv_manifest_missing(capsys, tmp_path, built_package):
+    bad = rewrite(built_package, tmp_path / 'nopv.zip', {PV1: None})
+    status, _, err = verify(capsys, str(bad))
+    assert status == 1
+    assert problems(err) == [
+        f'{PV_REQUEST}: {PV_KEY} {PV1} is not in the package']
+
+
+@pytest.mark.parametrize('manifest, problem', [
+    (b'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n',
+     f"'{PV1}' is a ConfigMap (v1), not a v1 PersistentVolume"),
+    (b'apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: x}\n'
+     b'spec:\n  capacity: {storage: 1Gi}\n  accessModes: [ReadWriteOnce]\n'
+     b'  nfs: {server: 0.0.0.0, path: /srv/elsewhere}\n',
+     f"'{PV1}': spec.nfs.path '/srv/elsewhere' is not exported by the "
+     'storage server (its nfs_server_setup_params export /volume/nfs/pv1, '
+     '/volume/nfs/pv2, /volume/nfs/pv3)'),
+])
+def test_pv_manifest_the_driver_cannot_register(capsys, tmp_path,
+                                                built_package, manifest,
+                                                problem):
+    bad = rewrite(built_package, tmp_path / 'badpv.zip', {PV1: manifest})
+    status, _, err = verify(capsys, str(bad))
+    assert status == 1
+    assert problems(err) == [f'{PV_REQUEST}: {PV_KEY}: {problem}']
 
 
 def test_vnfd_artifact_missing(capsys, tmp_path, built_package):
@@ -120,10 +163,12 @@ def test_vnfd_artifact_missing(capsys, tmp_path, built_package):
     status, _, err = verify(capsys, str(bad))
     assert status == 1
     found = problems(err)
-    assert len(found) == 4      # two VDUs in two flavours
-    assert ('Definitions/kubernetes_mgmt_df_simple.yaml: masterNode.'
-            'artifacts.sw_image: file ../Files/images/kubernetes-mgmt-'
-            'placeholder.img is not in the package') in found
+    assert len(found) == IMAGE_VDUS
+    for vdu in ('masterNode', 'storage_server'):
+        assert ('Definitions/kubernetes_mgmt_df_simple.yaml: '
+                f'{vdu}.artifacts.sw_image: file ../Files/images/'
+                'kubernetes-mgmt-placeholder.img is not in the package') \
+            in found
 
 
 def test_missing_import_and_base_hot(capsys, tmp_path, built_package):
@@ -159,7 +204,7 @@ def test_image_checksum_in_the_vnfd_must_match(capsys, tmp_path,
     status, _, err = verify(capsys, str(bad))
     assert status == 1
     found = problems(err)
-    assert len(found) == 4
+    assert len(found) == IMAGE_VDUS
     assert all('Glance would reject the image' in p for p in found)
 
 
@@ -200,7 +245,7 @@ def test_sample_zipped_without_build(capsys, tmp_path, built_package):
 def test_extra_request_is_checked(capsys, tmp_path, built_package):
     body = json.loads((layout.request_samples_dir() /
                        'simple_kubernetes_param_file.json').read_text())
-    body['flavourId'] = 'podaffinity'
+    body['flavourId'] = 'large'
     body['additionalParams']['k8s_cluster_installation_param'][
         'pv_registration_params'] = [{
             'pv_manifest_file_path': 'Files/kubernetes/pv.yaml',
@@ -211,8 +256,8 @@ def test_extra_request_is_checked(capsys, tmp_path, built_package):
                             str(request))
     assert status == 1
     assert problems(err) == [
-        'mine.json: flavourId podaffinity is not a flavour of the VNFD '
-        '(simple, complex)',
+        'mine.json: flavourId large is not a flavour of the VNFD '
+        '(simple, complex, podaffinity)',
         'mine.json: additionalParams.k8s_cluster_installation_param.'
         'pv_registration_params[0].pv_manifest_file_path '
         'Files/kubernetes/pv.yaml is not in the package']

@@ -16,23 +16,49 @@ BaseHOT parameter given by name in additionalParams:
 - ``nfv.VDU.<vdu>.image``: the Glance image Tacker created for the VDU
 - ``nfv.VDU.<vdu>.desired_capacity``: the size of the VDU's scaling group
   at the requested instantiation level
+- ``nfv.VDU.<volume>.size``: the size in GiB of a Cinder volume, from the
+  VNFD's Vdu.VirtualBlockStorage of that name (rounded up)
 - ``nfv.CP.<cp>.network``: the network extVirtualLinks connects it to
+
+Flavours: ``simple``, ``complex`` and ``podaffinity`` (its server group is
+a resource of the BaseHOT itself and needs no parameter). When the BaseHOT
+declares the boolean ``storage_server_enabled`` (flavour simple), it is set
+to whether ``k8s_cluster_installation_param.storage_server`` (or the older
+camelCase ``k8sClusterInstallationParam.storageServer``) is in
+additionalParams; without a storage server, the ports that only the
+resources under a condition on that parameter use need no network.
 """
+
+import math
+import re
 
 from tacker.vnfm.lcm_user_data import utils
 from tacker.vnfm.lcm_user_data.abstract_user_data import AbstractUserData
 
 SCALING_ASPECT_DELTAS = 'tosca.policies.nfv.VduScalingAspectDeltas'
+BLOCK_STORAGE = 'tosca.nodes.nfv.Vdu.VirtualBlockStorage'
+STORAGE_PARAM = 'storage_server_enabled'
+# additionalParams keys of the driver's parameters, new and old spelling.
+CLUSTER_PARAM_KEYS = ('k8s_cluster_installation_param',
+                      'k8sClusterInstallationParam')
+STORAGE_KEYS = ('storage_server', 'storageServer')
+_SIZE = re.compile(r'\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*')
+# TOSCA scalar-unit.size units, in bytes.
+_UNITS = {'b': 1, 'kb': 10**3, 'kib': 2**10, 'mb': 10**6, 'mib': 2**20,
+          'gb': 10**9, 'gib': 2**30, 'tb': 10**12, 'tib': 2**40}
 
 
 class KubernetesClusterUserData(AbstractUserData):
-    """HOT parameters of BaseHOT/simple and BaseHOT/complex."""
+    """HOT parameters of BaseHOT/simple, complex and podaffinity."""
 
     @staticmethod
     def instantiate(base_hot_dict=None, vnfd_dict=None, inst_req_info=None,
                     grant_info=None):
         params = utils.create_initial_param_dict(base_hot_dict)
-        networks = _networks(inst_req_info, params)
+        top = base_hot_dict.get('heat_template') or {}
+        storage = _storage_server_wanted(top, inst_req_info)
+        networks = _networks(inst_req_info, params,
+                             optional=_storage_only_cps(top, storage))
         params = utils.create_final_param_dict(
             params,
             utils.create_vdu_flavor_capability_name_dict(vnfd_dict),
@@ -40,28 +66,132 @@ class KubernetesClusterUserData(AbstractUserData):
             networks)
         _set_desired_capacities(params, base_hot_dict, vnfd_dict,
                                 inst_req_info)
-        params.update(utils.get_diff_base_hot_param_from_api(
-            base_hot_dict, inst_req_info))
+        _set_volume_sizes(params, vnfd_dict)
+        extra = utils.get_diff_base_hot_param_from_api(base_hot_dict,
+                                                       inst_req_info)
+        if storage is not None:
+            # The request's storage_server decides, not a stray HOT value.
+            extra.pop(STORAGE_PARAM, None)
+            params[STORAGE_PARAM] = storage
+        params.update(extra)
         return params
 
 
-def _networks(inst_req_info, params):
+def _storage_server_wanted(top, inst_req_info):
+    """Whether the request has a storage server; None when the BaseHOT
+    has no storage_server_enabled parameter."""
+    if STORAGE_PARAM not in (top.get('parameters') or {}):
+        return None
+    additional = getattr(inst_req_info, 'additional_params', None) or {}
+    for key in CLUSTER_PARAM_KEYS:
+        param = additional.get(key)
+        if isinstance(param, dict):
+            return any(param.get(k) is not None for k in STORAGE_KEYS)
+    return False
+
+
+def _storage_only_cps(top, storage):
+    """Ports that only resources conditional on storage_server_enabled
+    use: they need a network only when there is a storage server."""
+    if storage is None or storage:
+        return set()
+    conditions = {name for name, definition in
+                  (top.get('conditions') or {}).items()
+                  if STORAGE_PARAM in _params_read(definition)}
+    conditional, others = set(), set()
+    for resource in (top.get('resources') or {}).values():
+        if not isinstance(resource, dict):
+            continue
+        cps = {path[2] for path in _nfv_paths(resource)
+               if len(path) > 2 and path[1] == 'CP'}
+        if resource.get('condition') in conditions:
+            conditional |= cps
+        else:
+            others |= cps
+    return conditional - others
+
+
+def _params_read(node):
+    """Names of the parameters a template snippet reads (get_param)."""
+    found = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == 'get_param':
+                name = value[0] if isinstance(value, list) else value
+                if isinstance(name, str):
+                    found.add(name)
+            found |= _params_read(value)
+    elif isinstance(node, list):
+        for value in node:
+            found |= _params_read(value)
+    return found
+
+
+def _nfv_paths(node):
+    """Every ``get_param: [nfv, ...]`` path in a template snippet."""
+    if isinstance(node, dict):
+        param = node.get('get_param')
+        if isinstance(param, list) and param and param[0] == 'nfv':
+            yield tuple(param)
+        for value in node.values():
+            yield from _nfv_paths(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _nfv_paths(value)
+
+
+def _networks(inst_req_info, params, optional=frozenset()):
     """CP name -> {'network': id} from the request's extVirtualLinks.
 
     Read here rather than with Tacker's create_network_dict, which fails on
     an extCp without IP addresses (the usual request) and on a port the
     request does not connect; a missing port gets a clear message instead.
+    A port in ``optional`` that the request does not connect is dropped
+    from ``params``: the resource using it is not created.
     """
     networks = {}
     for link in getattr(inst_req_info, 'ext_virtual_links', None) or []:
         for ext_cp in link.ext_cps or []:
             networks[ext_cp.cpd_id] = {'network': link.resource_id}
-    missing = sorted(cp for cp in params['nfv']['CP'] if cp not in networks)
+    cps = params['nfv']['CP']
+    for cp in sorted(optional):
+        if cp not in networks:
+            cps.pop(cp, None)
+    missing = sorted(cp for cp in cps if cp not in networks)
     if missing:
         raise ValueError(
             'extVirtualLinks of the Instantiate request must connect the '
             'ports ' + ', '.join(missing) + ' (extCps[].cpdId) to a network')
     return networks
+
+
+def _set_volume_sizes(params, vnfd_dict):
+    """``nfv.VDU.<volume>.size`` (GiB) from the VNFD's block storage."""
+    nodes = vnfd_dict.get('topology_template', {}).get('node_templates')
+    vdus = params['nfv']['VDU']
+    for name, node in (nodes or {}).items():
+        if name not in vdus or node.get('type') != BLOCK_STORAGE:
+            continue
+        data = (node.get('properties') or {}).get(
+            'virtual_block_storage_data') or {}
+        entry = vdus[name]
+        # create_final_param_dict gave every VDU a flavor and an image.
+        for key in ('flavor', 'image'):
+            if entry.get(key) is None:
+                entry.pop(key, None)
+        entry['size'] = _gib(data.get('size_of_storage'), name)
+
+
+def _gib(size, name):
+    """A TOSCA scalar-unit.size ('10 GB') in whole GiB, at least 1."""
+    match = _SIZE.fullmatch(str(size)) if size is not None else None
+    unit = match.group(2).lower() if match else ''
+    if not match or unit not in _UNITS:
+        raise ValueError(
+            f'the VNFD gives {name} no virtual_block_storage_data.'
+            f'size_of_storage such as "10 GB" (found {size!r})')
+    size_bytes = float(match.group(1)) * _UNITS[unit]
+    return max(1, math.ceil(size_bytes / 2**30))
 
 
 def _set_desired_capacities(params, base_hot_dict, vnfd_dict,
