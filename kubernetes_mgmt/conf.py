@@ -1,4 +1,6 @@
-"""oslo.config options of the plugin, in the ``[kubernetes_mgmt]`` group.
+"""oslo.config options of the plugin: the Mgmt Driver's in the
+``[kubernetes_mgmt]`` group, the CNF infra driver's in
+``[kubernetes_cnf]``.
 
 ``list_opts`` is registered as an ``oslo.config.opts`` entry point so that
 ``oslo-config-generator --namespace kubernetes_mgmt`` renders a sample.
@@ -8,6 +10,7 @@ from __future__ import annotations
 from oslo_config import cfg
 
 GROUP = 'kubernetes_mgmt'
+CNF_GROUP = 'kubernetes_cnf'
 
 ssh_opts = [
     cfg.IntOpt('ssh_connect_deadline', default=600, min=1,
@@ -104,6 +107,22 @@ heat_opts = [
                help='Token sent with requests to heat_endpoint.'),
 ]
 
+# The CNF infra driver (kubernetes-namespaced): how long it waits.
+cnf_opts = [
+    cfg.IntOpt('ready_timeout', default=600, min=1,
+               help='Seconds the objects of an instantiated CNF may take '
+                    'to become ready (image pulls included).'),
+    cfg.IntOpt('scale_timeout', default=600, min=1,
+               help='Seconds the pods of a scaled workload may take to '
+                    'settle.'),
+    cfg.IntOpt('heal_timeout', default=600, min=1,
+               help='Seconds a replacement pod may take to become ready.'),
+    cfg.IntOpt('delete_timeout', default=300, min=1,
+               help='Seconds deleted objects may take to disappear (a '
+                    'terminate\'s graceful timeout is added).'),
+    cfg.IntOpt('request_timeout', default=60, min=1,
+               help='Seconds one request to the Kubernetes API may take.'),
+]
 
 _ALL = (ssh_opts, orchestration_opts, kubernetes_opts, heat_opts,
         tacker_opts)
@@ -114,10 +133,14 @@ def register_opts(conf: cfg.ConfigOpts = cfg.CONF) -> None:
     conf.register_group(group)
     for opts in _ALL:
         conf.register_opts(opts, group=group)
+    conf.register_group(cfg.OptGroup(
+        CNF_GROUP, title='Kubernetes CNF infra driver options'))
+    conf.register_opts(cnf_opts, group=CNF_GROUP)
 
 
 def list_opts():
-    return [(GROUP, [opt for opts in _ALL for opt in opts])]
+    return [(GROUP, [opt for opts in _ALL for opt in opts]),
+            (CNF_GROUP, list(cnf_opts))]
 
 
 register_opts()

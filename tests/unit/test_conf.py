@@ -14,6 +14,10 @@ def test_options_live_in_their_own_group():
     assert {'ssh_connect_deadline', 'command_timeout', 'max_parallel_hosts',
             'host_key_checking', 'heat_endpoint'} <= names
     assert cfg.CONF.kubernetes_mgmt.host_key_checking is True
+    groups = dict(conf.list_opts())
+    assert {o.name for o in groups['kubernetes_cnf']} == {
+        'ready_timeout', 'scale_timeout', 'heal_timeout', 'delete_timeout',
+        'request_timeout'}
 
 
 def test_oslo_config_generator_renders_sample(tmp_path):
@@ -25,3 +29,4 @@ def test_oslo_config_generator_renders_sample(tmp_path):
     text = out.read_text()
     assert '[kubernetes_mgmt]' in text
     assert '#ssh_connect_deadline = 600' in text
+    assert '[kubernetes_cnf]' in text and '#ready_timeout = 600' in text

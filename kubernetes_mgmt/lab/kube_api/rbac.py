@@ -1,0 +1,97 @@
+"""Who a bearer token is, and what RBAC lets it do.
+
+A token maps to an :class:`Identity`: either cluster-admin, or a user
+whose only grant is one Role bound in one namespace. Discovery paths are
+open to every authenticated user (``system:discovery`` in a real
+cluster), and so is SelfSubjectAccessReview (``system:basic-user``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Rule:
+    api_groups: tuple[str, ...]
+    resources: tuple[str, ...]        # 'deployments', 'deployments/scale'
+    verbs: tuple[str, ...]
+
+    def allows(self, group: str, resource: str, verb: str) -> bool:
+        return (_match(self.api_groups, group)
+                and _match(self.resources, resource)
+                and _match(self.verbs, verb))
+
+
+def _match(allowed: tuple[str, ...], value: str) -> bool:
+    return '*' in allowed or value in allowed
+
+
+@dataclass(frozen=True)
+class Identity:
+    user: str
+    cluster_admin: bool = False
+    namespace: str | None = None      # where the Role is bound
+    rules: tuple[Rule, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class Attributes:
+    """What a request does, as the RBAC authorizer sees it."""
+
+    verb: str
+    group: str
+    resource: str                     # with '/subresource' when there is
+    namespace: str | None
+    name: str | None = None
+
+
+def allows(identity: Identity, attrs: Attributes) -> bool:
+    if identity.cluster_admin:
+        return True
+    if attrs.group == 'authorization.k8s.io' and \
+            attrs.resource == 'selfsubjectaccessreviews':
+        return attrs.verb == 'create'
+    if identity.namespace is None or attrs.namespace != identity.namespace:
+        return False
+    return any(rule.allows(attrs.group, attrs.resource, attrs.verb)
+               for rule in identity.rules)
+
+
+def forbidden_message(identity: Identity, attrs: Attributes) -> str:
+    """The message kube-apiserver writes into a 403 Status."""
+    resource, _, sub = attrs.resource.partition('/')
+    group = f'.{attrs.group}' if attrs.group else ''
+    named = f' "{attrs.name}"' if attrs.name else ''
+    scope = (f' in the namespace "{attrs.namespace}"' if attrs.namespace
+             else ' at the cluster scope')
+    sub_text = f'/{sub}' if sub else ''
+    return (f'{resource}{group}{named} is forbidden: User "{identity.user}" '
+            f'cannot {attrs.verb} resource "{resource}{sub_text}" in API '
+            f'group "{attrs.group}"{scope}')
+
+
+_WORKLOADS = ('deployments', 'statefulsets', 'replicasets', 'daemonsets')
+_OBJECTS = ('get', 'create', 'delete')
+
+# The Role README.rst documents for the kubernetes-namespaced driver:
+# the verbs it uses, in one namespace, nothing cluster-wide.
+CNF_DRIVER_RULES: tuple[Rule, ...] = (
+    Rule(('',), ('pods',), ('get', 'list', 'create', 'delete')),
+    Rule(('',), ('services', 'configmaps', 'secrets', 'serviceaccounts',
+                 'persistentvolumeclaims'), _OBJECTS),
+    Rule(('apps',), _WORKLOADS, _OBJECTS),
+    Rule(('apps',), tuple(f'{w}/scale' for w in _WORKLOADS[:3]),
+         ('get', 'patch')),
+    Rule(('batch',), ('jobs', 'cronjobs'), _OBJECTS),
+    Rule(('rbac.authorization.k8s.io',), ('roles', 'rolebindings'),
+         _OBJECTS),
+)
+
+
+def namespace_role(user: str, namespace: str,
+                   rules: tuple[Rule, ...] = CNF_DRIVER_RULES) -> Identity:
+    return Identity(user=user, namespace=namespace, rules=rules)
+
+
+def cluster_admin(user: str = 'kubernetes-admin') -> Identity:
+    return Identity(user=user, cluster_admin=True)
