@@ -17,12 +17,14 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
 fi
 
+# util-linux, mount and e2fsprogs: losetup, mkfs.ext4, blkid and findmnt
+# for the lab storage host's volume (a loop device).
 echo "==> Debian packages" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends \
     openssh-server openssh-client haproxy keepalived shellcheck sudo \
-    iproute2 procps psmisc util-linux curl openssl gpg \
+    iproute2 procps psmisc util-linux mount e2fsprogs curl openssl gpg \
     python3 python3-venv >/dev/null
 
 echo "==> virtualenv at $venv" >&2

@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 
+from kubernetes_mgmt.lab.placement import DEFAULT_COMPUTE_HOSTS
 from kubernetes_mgmt.lab.state import DEFAULT_ROOT
 
 
@@ -21,6 +22,13 @@ def register(subparsers) -> None:
     up.add_argument('--workers', type=int, default=2)
     up.add_argument('--storage', action='store_true',
                     help='add a storage server with a volume')
+    up.add_argument('--compute-hosts', type=int,
+                    default=DEFAULT_COMPUTE_HOSTS, metavar='N',
+                    help='compute hosts the VMs are spread over (default: '
+                         '%(default)s)')
+    up.add_argument('--anti-affinity', action='store_true',
+                    help='put the workers into an anti-affinity server '
+                         'group: each on its own compute host')
     up.add_argument('--name', default='klab',
                     help='lab name, prefix of its namespaces and links '
                          '(default: %(default)s)')
@@ -73,7 +81,9 @@ def _up(args) -> int:
         lab = Lab.up(masters=args.masters, workers=args.workers,
                      storage=args.storage, root=args.root, name=args.name,
                      subnet=args.subnet, password=args.password,
-                     install_delay=args.install_delay, heat=args.heat)
+                     install_delay=args.install_delay, heat=args.heat,
+                     compute_hosts=args.compute_hosts,
+                     anti_affinity=args.anti_affinity)
     except LabError as exc:
         return _fail(exc)
     state = lab.state

@@ -43,8 +43,17 @@ def driver_options(lab: Lab, **extra) -> Iterator[None]:
             cfg.CONF.clear_override(key, GROUP)
 
 
+# The storage server's volume and NFS exports in lab requests, and the
+# sample package's PV manifests that use them.
+STORAGE_MOUNT = '/volume'
+STORAGE_EXPORTS = ('/volume/nfs/pv1', '/volume/nfs/pv2')
+PV_MANIFESTS = ('Files/kubernetes/nfs-pv1.yaml',
+                'Files/kubernetes/nfs-pv2.yaml')
+
+
 def request_body(lab: Lab, vim_name: str | None = None) -> dict:
-    """An InstantiateVnfRequest body for the lab's VMs."""
+    """An InstantiateVnfRequest body for the lab's VMs (with a storage
+    server and PVs when the lab has a storage host)."""
     state = lab.state
     masters = [h for h in state.hosts if h.role == 'master']
     login = {'username': state.username, 'password': state.password}
@@ -62,12 +71,33 @@ def request_body(lab: Lab, vim_name: str | None = None) -> dict:
             'ssh_cp_name': 'workerNode_CP2', 'nic_cp_name': 'workerNode_CP2',
             **login},
     }
+    if any(h.role == 'storage' for h in state.hosts):
+        param.update(storage_params(lab))
     return {
         'flavourId': 'complex' if len(masters) > 1 else 'simple',
         'additionalParams': {
             'k8s_cluster_installation_param': param,
             'lcm-operation-user-data': './UserData/k8s_cluster_user_data.py',
             'lcm-operation-user-data-class': 'KubernetesClusterUserData'},
+    }
+
+
+def storage_params(lab: Lab) -> dict:
+    """``storage_server`` and ``pv_registration_params`` for the lab."""
+    state = lab.state
+    return {
+        'storage_server': {
+            'ssh_cp_name': 'storage_server_CP', 'username': state.username,
+            'password': state.password,
+            'cinder_volume_setup_params': [{
+                'volume_resource_id': 'storage_server_volume',
+                'mount_to': STORAGE_MOUNT}],
+            'nfs_server_setup_params': [
+                {'export_dir': d, 'export_to': state.subnet}
+                for d in STORAGE_EXPORTS]},
+        'pv_registration_params': [
+            {'pv_manifest_file_path': path,
+             'nfs_server_cp': 'storage_server_CP'} for path in PV_MANIFESTS],
     }
 
 
@@ -80,10 +110,15 @@ def new_instance(lab: Lab, body: dict | None = None):
     return request, instance
 
 
-def instantiate_end(request, instance, lab: Lab | None = None) -> None:
+def instantiate_end(request, instance, lab: Lab | None = None,
+                    grant=None) -> None:
+    if lab is not None:
+        # Tacker records the VNFCs (post_vnf_instantiation) before it
+        # calls instantiate_end; a Grant names them.
+        refresh_vnfc_resources(lab, instance)
     KubernetesMgmtDriver().instantiate_end(
         context=None, vnf_instance=instance,
-        instantiate_vnf_request=request, grant=None, grant_request=None,
+        instantiate_vnf_request=request, grant=grant, grant_request=None,
         vnf={})
     # Tacker's conductor stores the request's additionalParams once the
     # operation succeeded; later hooks read them from there.
@@ -93,16 +128,29 @@ def instantiate_end(request, instance, lab: Lab | None = None) -> None:
         refresh_vnfc_resources(lab, instance)
 
 
+def grant_zones(instance, placed: Sequence[tuple]) -> tacker_shapes.Grant:
+    """A Grant that puts each lab host of ``placed`` ((LabHost, zone
+    name) pairs) in that availability zone, referring to its VNFC."""
+    names = sorted({zone for _, zone in placed})
+    ids = {zone: f'zone-{i}' for i, zone in enumerate(names)}
+    return tacker_shapes.Grant(
+        zones=[tacker_shapes.ZoneInfo(ids[z], z) for z in names],
+        add_resources=[tacker_shapes.GrantInfo(vnfc_of(instance, host),
+                                               ids[zone])
+                       for host, zone in placed])
+
+
 # -- what Tacker keeps about the VMs -------------------------------------
 
 @contextlib.contextmanager
-def instantiated_lab(masters: int, workers: int):
-    """(lab, vnf_instance) of a throw-away lab whose cluster the driver
-    has just instantiated. The driver options are applied only for the
-    instantiate: callers apply their own (they do not nest)."""
+def instantiated_lab(masters: int, workers: int, **options):
+    """(lab, vnf_instance) of a throw-away lab (``options`` go to
+    ``Lab.up``) whose cluster the driver has just instantiated. The driver
+    options are applied only for the instantiate: callers apply their own
+    (they do not nest)."""
     from kubernetes_mgmt.lab.testing import throwaway_lab
 
-    with throwaway_lab(masters, workers) as lab:
+    with throwaway_lab(masters, workers, **options) as lab:
         with driver_options(lab):
             request, instance = new_instance(lab)
             instantiate_end(request, instance, lab)
@@ -151,10 +199,10 @@ def vnfc_of(instance, host) -> str:
 
 # -- the hooks, as VnfLcmDriver calls them -------------------------------
 
-def hook(name: str, instance, **kwargs) -> None:
+def hook(name: str, instance, grant=None, **kwargs) -> None:
     """Call hook ``name`` with Tacker's fixed arguments plus ``kwargs``."""
     getattr(KubernetesMgmtDriver(), name)(
-        context=None, vnf_instance=instance, grant=None, grant_request=None,
+        context=None, vnf_instance=instance, grant=grant, grant_request=None,
         **kwargs)
 
 
@@ -229,11 +277,14 @@ def scale_request(kind: str, steps: int,
                                          number_of_steps=steps)
 
 
-def scale_out(lab: Lab, instance, count: int):
-    """SCALE_OUT by ``count`` workers: stack update, then scale_end.
-    Returns the new lab hosts."""
+def scale_out(lab: Lab, instance, count: int, zone: str | None = None):
+    """SCALE_OUT by ``count`` workers: stack update, then scale_end (with
+    a Grant putting them in ``zone``, if given). Returns the new lab
+    hosts."""
     new = add_workers(lab, instance, count)
-    hook('scale_end', instance,
+    grant = grant_zones(instance, [(h, zone) for h in new]) if zone \
+        else None
+    hook('scale_end', instance, grant=grant,
          scale_vnf_request=scale_request('SCALE_OUT', count),
          scale_out_id_list=[h.member_stack_id for h in new],
          vnf=vnf_dict(instance))
@@ -296,10 +347,15 @@ def rebuild_vnfcs(lab: Lab, instance, vnfc_ids: Sequence[str]) -> None:
     heat = heat_client(lab)
     by_id = {v.id: v for v in
              instance.instantiated_vnf_info.vnfc_resource_info}
+    members = {h.member_stack_id for h in lab.state.hosts}
     for vnfc_id in vnfc_ids:
         vnfc = by_id[vnfc_id]
-        heat.resources.mark_unhealthy(vnfc.metadata['stack_id'],
-                                      vnfc.vdu_id, True, 'Healing')
+        # A group member's server is in its nested stack; a VM outside
+        # the groups (the storage server) in the top stack.
+        stack = vnfc.metadata['stack_id']
+        heat.resources.mark_unhealthy(
+            stack if stack in members else lab.state.stack_id,
+            vnfc.vdu_id, True, 'Healing')
     heat.stacks.update(lab.state.stack_id, existing=True, parameters={})
     _check_update(heat, lab)
     refresh_vnfc_resources(lab, instance)

@@ -17,7 +17,7 @@ import threading
 import uuid
 from dataclasses import dataclass
 
-from kubernetes_mgmt.lab import namespaces, net, procs
+from kubernetes_mgmt.lab import namespaces, net, procs, volumes
 from kubernetes_mgmt.lab.errors import LabError
 from kubernetes_mgmt.lab.hostinit import (
     PIDFILE,
@@ -121,10 +121,15 @@ def _not_world_executable(path: str) -> str | None:
 def create(state: LabState, host: LabHost, sshd_delay: float = 0.0,
            wait: bool = True) -> subprocess.Popen:
     """Build and boot a new host; with ``wait``, return once its sshd
-    accepts connections (unless ``sshd_delay`` postpones sshd)."""
+    accepts connections (unless ``sshd_delay`` postpones sshd).
+
+    The host's volumes are new loop devices: ``host.volume_devices`` is
+    updated in place, for the caller to record in the lab state."""
     layout = Layout(state.root)
     plan = net.AddressPlan.parse(state.subnet)
     _lay_down_disk(layout, state, host)
+    if host.volume_ids:
+        host.volume_devices = volumes.attach(host)
     veth = net.veth_name(state.name, plan.index(host.ip))
     net.create_host_net(host.netns, veth, state.bridge, host.ip, plan)
     ns = host_namespaces(state, host)
@@ -137,6 +142,7 @@ def create(state: LabState, host: LabHost, sshd_delay: float = 0.0,
 
 def _lay_down_disk(layout: Layout, state: LabState, host: LabHost) -> None:
     if os.path.exists(host.root):
+        volumes.release(host.root, [])   # never leak a loop device
         _remove_disk(host)
     os.makedirs(layout.hosts_dir, mode=0o700, exist_ok=True)
     run(['cp', '-a', layout.image, host.root])
@@ -298,6 +304,10 @@ def destroy(state: LabState, host: LabHost) -> None:
     ns = host_namespaces(state, host)
     inodes = {procs.nsfs_inode(p) for p in (ns.mnt, ns.uts, ns.net)}
     procs.terminate(procs.find(i for i in inodes if i is not None))
+    # The volume may be mounted inside the VM: unmount it there while the
+    # namespace is still pinned, so its loop device detaches at once.
+    pinned = [ns.mnt] if procs.nsfs_inode(ns.mnt) is not None else []
+    volumes.release(host.root, pinned)
     namespaces.release(ns)
     plan = net.AddressPlan.parse(state.subnet)
     net.delete_link(net.veth_name(state.name, plan.index(host.ip)))

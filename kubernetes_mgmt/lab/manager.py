@@ -29,7 +29,9 @@ from kubernetes_mgmt.lab import (
     namespaces,
     net,
     packages,
+    placement,
     procs,
+    volumes,
 )
 from kubernetes_mgmt.lab import state as lab_state
 from kubernetes_mgmt.lab.errors import LabError
@@ -40,6 +42,7 @@ from kubernetes_mgmt.lab.state import (
     LabState,
 )
 from kubernetes_mgmt.remote.retry import Backoff
+from kubernetes_mgmt.vnf_package import layout as package_layout
 
 LOG = redact.get_logger(__name__)
 
@@ -115,15 +118,24 @@ class Lab:
            subnet: str = net.DEFAULT_SUBNET, password: str | None = None,
            install_delay: float = 0.0, username: str = DEFAULT_USER,
            heat: bool = True, heat_port: int = DEFAULT_HEAT_PORT,
-           mirror_port: int = DEFAULT_MIRROR_PORT) -> Lab:
+           mirror_port: int = DEFAULT_MIRROR_PORT,
+           compute_hosts: int = placement.DEFAULT_COMPUTE_HOSTS,
+           anti_affinity: bool = False, admin_view: bool = True) -> Lab:
         """Create the lab: bridge, hosts booted in parallel, Heat double,
         site mirror, VNF package directory, driver config. On failure
-        everything made so far is removed."""
+        everything made so far is removed.
+
+        ``compute_hosts``: how many compute hosts VMs are spread over;
+        ``anti_affinity``: workers form an anti-affinity server group
+        (more workers than compute hosts fail with NoValidHost);
+        ``admin_view``: Heat shows servers' compute hosts (see
+        ``set_admin_view``)."""
         require_root()
         net.check_lab_name(name)
         if masters < 1 or workers < 0:
             raise LabError('a lab needs at least one master and no '
                            'negative number of workers')
+        computes = placement.compute_host_names(compute_hosts)
         plan = net.AddressPlan.parse(subnet)
         lab = cls(root)
         lab._refuse_running()
@@ -136,6 +148,9 @@ class Lab:
             redact.register(password)
             state = lab._initial_state(name, plan, username, password,
                                        install_delay, masters)
+            state.compute_hosts = computes
+            state.anti_affinity = anti_affinity
+            state.admin_view = admin_view
             lab_state.save(state, lab.state_file)
             lab._build(state, plan, masters, workers, storage)
             if heat:
@@ -226,7 +241,7 @@ class Lab:
         roles += ['storage'] if storage else []
         with lab_state.locked(self.state_file) as st:
             new = [self._new_host(st, role) for role in roles]
-        parallel(lambda h: hosts.create(state, h), new, lambda h: h.name)
+        self._create(state, new)
 
     def _start_heat(self, preferred_port: int) -> None:
         state = self.state
@@ -248,8 +263,10 @@ class Lab:
             st.mirror_pid = pid
 
     def _write_package(self) -> None:
-        """``<root>/package/Scripts``: the installed plugin's scripts, as
-        a VNF package would carry them."""
+        """``<root>/package``: the installed plugin's scripts and the
+        sample package's Kubernetes manifests (PVs), as a VNF package
+        would carry them."""
+        self._write_manifests()
         target = os.path.join(self.package_dir, 'Scripts')
         os.makedirs(target, exist_ok=True)
         try:
@@ -262,6 +279,17 @@ class Lab:
         for script in sorted(glob.glob(os.path.join(source, '*.sh'))):
             copy = shutil.copy(script, target)
             os.chmod(copy, 0o755)  # noqa: S103 - a script, holds no secret
+
+    def _write_manifests(self) -> None:
+        where = package_layout.MANIFESTS      # Files/kubernetes
+        try:
+            source = package_layout.sample_package_dir() / where
+        except FileNotFoundError as exc:
+            LOG.warning('lab: the VNF package has no manifests: %s', exc)
+            return
+        if source.is_dir():
+            shutil.copytree(source, os.path.join(self.package_dir, where),
+                            dirs_exist_ok=True)
 
     def _write_driver_config(self) -> None:
         path = self.driver_conf_path
@@ -306,25 +334,28 @@ class Lab:
             server_id=str(uuid.uuid4()))
         _new_heat_ids(host, st.layout_for(role))
         st.hosts.append(host)
+        placement.place(st, host)   # NoValidHost: st is not saved
         return host
 
     def add_hosts(self, role: str, count: int = 1,
-                  sshd_delay: float = 0.0) -> list[LabHost]:
+                  sshd_delay: float = 0.0,
+                  zone: str | None = None) -> list[LabHost]:
         """Scale out: ``count`` new hosts of ``role``, booted in
-        parallel."""
+        parallel, in availability zone ``zone`` (default: the lab's)."""
         with lab_state.locked(self.state_file) as st:
             new = [self._new_host(st, role) for _ in range(count)]
-        state = self.state
+            for host in new:
+                host.zone = zone or host.zone
         try:
-            parallel(lambda h: hosts.create(state, h, sshd_delay), new,
-                     lambda h: h.name)
+            self._create(self.state, new, sshd_delay)
         except BaseException:
             self._forget([h.name for h in new])
             raise
         return new
 
-    def add_host(self, role: str, sshd_delay: float = 0.0) -> LabHost:
-        return self.add_hosts(role, 1, sshd_delay)[0]
+    def add_host(self, role: str, sshd_delay: float = 0.0,
+                 zone: str | None = None) -> LabHost:
+        return self.add_hosts(role, 1, sshd_delay, zone)[0]
 
     def remove_host(self, name: str) -> None:
         """Scale in: the VM is gone, its address free again."""
@@ -347,12 +378,15 @@ class Lab:
             old = self._host(st, name)
             new = dataclasses.replace(
                 old, server_id=str(uuid.uuid4()),
-                generation=old.generation + 1, unhealthy=False)
+                generation=old.generation + 1, unhealthy=False,
+                # A rebuilt VM gets a new, empty volume.
+                volume_ids={v: str(uuid.uuid4()) for v in old.volume_ids})
             st.hosts[st.hosts.index(old)] = new
+            placement.place(st, new, previous=old.compute_host)
         state = self.state
         hosts.destroy(state, old)
-        hosts.create(state, new, sshd_delay)
-        return new
+        self._create(state, [new], sshd_delay)
+        return self.host(name)
 
     def recreate_stack(self) -> LabState:
         """Heal the whole VNF: a new stack, every VM replaced."""
@@ -366,12 +400,48 @@ class Lab:
                     generation=old.generation + 1, unhealthy=False)
                 _new_heat_ids(new, st.layout_for(new.role))
                 st.hosts.append(new)
+                placement.place(st, new)
         state = self.state
         parallel(lambda h: hosts.destroy(state, h), old_hosts,
                  lambda h: h.name)
-        parallel(lambda h: hosts.create(state, h), state.hosts,
-                 lambda h: h.name)
-        return state
+        self._create(state, state.hosts)
+        return self.state
+
+    def _create(self, state: LabState, new: list[LabHost],
+                sshd_delay: float = 0.0) -> None:
+        """Boot ``new`` hosts in parallel and record the devices their
+        volumes got (the Heat double shows them as attachments)."""
+        try:
+            parallel(lambda h: hosts.create(state, h, sshd_delay), new,
+                     lambda h: h.name)
+        finally:
+            with lab_state.locked(self.state_file) as st:
+                names = {h.name for h in st.hosts}
+                for host in new:
+                    if host.volume_devices and host.name in names:
+                        st.host(host.name).volume_devices = dict(
+                            host.volume_devices)
+
+    # -- placement -----------------------------------------------------------
+
+    def place(self, name: str, *, zone: str | None = None,
+              compute_host: str | None = None) -> LabHost:
+        """Put host ``name`` into availability zone ``zone`` and/or onto
+        ``compute_host`` (a cold migration; anti-affinity is kept)."""
+        with lab_state.locked(self.state_file) as st:
+            host = self._host(st, name)
+            if compute_host is not None:
+                placement.check_move(st, host, compute_host)
+                host.compute_host = compute_host
+            if zone is not None:
+                host.zone = zone
+        return self.host(name)
+
+    def set_admin_view(self, admin: bool) -> None:
+        """Whether Heat shows servers as to an admin (with
+        ``OS-EXT-SRV-ATTR:host`` and friends) or as to a plain user."""
+        with lab_state.locked(self.state_file) as st:
+            st.admin_view = admin
 
     @staticmethod
     def _host(st: LabState, name: str) -> LabHost:
@@ -511,6 +581,9 @@ def teardown(root: str = DEFAULT_ROOT, name: str | None = None) -> list[str]:
     if helpers or inside:
         done.append(f'{len(set(helpers)) + len(inside)} process(es)')
     if ours:
+        # Before the namespaces go: volumes are mounted inside them.
+        loops = volumes.release(root, _mnt_pins(root))
+        done += [f'loop device {d}' for d in loops]
         mounts = namespaces.mounts_under(root)
         namespaces.unmount_all_under(root)
         done += [f'mount {m}' for m in mounts]
@@ -537,6 +610,16 @@ def _helper_pids(root: str) -> list[int]:
     pids = [st.heat_pid] if heatproc.is_heat(st.heat_pid) else []
     pids += [st.mirror_pid] if mirrorproc.is_mirror(st.mirror_pid) else []
     return pids
+
+
+def _mnt_pins(root: str) -> list[str]:
+    """The hosts' pinned mount namespaces (files under the lab's ns/)."""
+    ns_dir = hosts.Layout(root).ns_dir
+    if not os.path.isdir(ns_dir):
+        return []
+    pins = [os.path.join(ns_dir, f) for f in sorted(os.listdir(ns_dir))
+            if f.endswith('.mnt')]
+    return [p for p in pins if procs.nsfs_inode(p) is not None]
 
 
 def _ns_pins(root: str, name: str) -> set[int]:

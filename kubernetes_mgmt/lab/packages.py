@@ -22,6 +22,12 @@ REQUIRED = {
     'ip': 'iproute2',
     'nsenter': 'util-linux',
     'useradd': 'passwd',
+    # The storage host's volume: a loop device its VM formats and mounts.
+    'losetup': 'mount',
+    'mount': 'mount',
+    'blkid': 'util-linux',
+    'findmnt': 'util-linux',
+    'mkfs.ext4': 'e2fsprogs',
 }
 
 

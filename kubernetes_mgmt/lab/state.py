@@ -73,6 +73,15 @@ class LabState:
     install_delay: float = 0.0  # seconds emulated installs take (demo)
     mirror_port: int = 0        # the site mirror (apt key, CNI manifests)
     mirror_pid: int | None = None
+    # Where VMs run (placement.py): Nova's compute hosts, the workers'
+    # anti-affinity server group, and a round-robin counter for the rest.
+    compute_hosts: list[str] = field(default_factory=lambda: [
+        'compute-0', 'compute-1', 'compute-2'])
+    anti_affinity: bool = False
+    placements: int = 0
+    # False: Heat shows servers as Nova shows them to a non-admin user
+    # (no OS-EXT-SRV-ATTR:* fields).
+    admin_view: bool = True
 
     @property
     def heat_url(self) -> str:

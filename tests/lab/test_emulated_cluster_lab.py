@@ -124,3 +124,51 @@ def test_real_keepalived_puts_the_vip_on_exactly_one_master(small_lab,
                              step='stop', sudo=True)
     assert poll(lambda: holders() == [masters[1].name] and holders(),
                 deadline=15, what='VIP moved') == [masters[1].name]
+
+
+VOLUME_MOUNT = '/var/lib/klab-test-nfs'     # private to the VM
+NFS_OPTIONS = 'rw,sync,no_subtree_check,no_root_squash'
+
+
+def test_nfs_server_on_the_storage_volume_over_ssh(small_lab, sessions):
+    # What the driver does on a storage VM: real mkfs and mount on the
+    # Heat-reported device, the emulated NFS server packages and exportfs.
+    storage = small_lab.add_host('storage')
+    try:
+        device = storage.volume_devices['storage_server_volume']
+        s = sessions(storage)
+        s.run(['test', '-b', device], step='device', sudo=True)
+        probe = s.run(['blkid', '-p', '-o', 'export', device],
+                      step='probe', sudo=True, check=False)
+        assert probe.exit_status == 2       # nothing on a new volume
+        s.run(['mkfs.ext4', '-q', device], step='mkfs', sudo=True)
+        s.run(['mkdir', '-p', VOLUME_MOUNT], step='mkdir', sudo=True)
+        s.run(['mount', device, VOLUME_MOUNT], step='mount', sudo=True)
+        export_dir = f'{VOLUME_MOUNT}/nfs/pv1'
+        s.run(['mkdir', '-p', export_dir], step='export dir', sudo=True)
+        missing = s.run(['exportfs', '-s'], step='no server', sudo=True,
+                        check=False)
+        assert missing.exit_status == 127
+        s.run(['apt-get', 'install', '-y', 'nfs-kernel-server'],
+              step='install', sudo=True)
+        subnet = small_lab.state.subnet
+        s.upload(f'{export_dir} {subnet}({NFS_OPTIONS})\n',
+                 '/etc/exports.d/kubernetes-mgmt.exports', step='exports',
+                 sudo=True)
+        s.run(['systemctl', 'enable', '--now', 'nfs-server'], step='enable',
+              sudo=True)
+        s.run(['exportfs', '-ra'], step='exportfs', sudo=True)
+        active = s.run(['exportfs', '-s'], step='list', sudo=True).stdout
+        assert active.split() == [
+            export_dir, f'{subnet}(sync,wdelay,hide,no_subtree_check,'
+            'sec=sys,rw,secure,no_root_squash,no_all_squash)']
+
+        master = small_lab.state.hosts[0]
+        m = sessions(master)
+        m.run(['apt-get', 'install', '-y', 'nfs-common'], step='client',
+              sudo=True)
+        version = m.run(['dpkg-query', '-W', '-f=${Status}', 'nfs-common'],
+                        step='query').stdout
+        assert version == 'install ok installed'
+    finally:
+        small_lab.remove_host(storage.name)

@@ -14,13 +14,16 @@ import uuid
 import paramiko
 import pytest
 
-from kubernetes_mgmt.lab import hosts, net
+from kubernetes_mgmt.lab import hosts, net, volumes
 from kubernetes_mgmt.remote.retry import poll
 
 pytestmark = pytest.mark.lab
 
 SESSION_MASTERS = 2     # the shape of the session lab (conftest.py)
 SESSION_WORKERS = 3
+VOLUME = 'storage_server_volume'
+# A mount point in a directory private to the VM: no trace on the machine.
+MOUNT = '/var/lib/klab-test-volume'
 
 
 def known_keys(lab, name: str) -> paramiko.HostKeys:
@@ -266,6 +269,87 @@ def test_orphans_of_a_host_are_reaped_by_its_init(lab, spare):
     poll(lambda: _state(pid) == 'X', deadline=10, what='orphan reaped')
 
 
+# -- volumes -----------------------------------------------------------------
+
+def _probe(lab, name: str, device: str) -> subprocess.CompletedProcess:
+    """blkid's low-level probe: exit 2 when the device holds nothing."""
+    return lab.run_in_host(name, ['sh', '-c', f'test -b {device} && '
+                                  f'blkid -p -o export {device}'])
+
+
+def _format_and_mount(lab, name: str, device: str) -> str:
+    """mkfs.ext4 and mount inside the VM; returns the filesystem UUID."""
+    done = lab.run_in_host(name, ['sh', '-ec', f"""
+        mkfs.ext4 -q {device}
+        mkdir -p {MOUNT}
+        mount {device} {MOUNT}
+        echo data > {MOUNT}/file
+        mountpoint -q {MOUNT}
+        test "$(findmnt -n -o SOURCE {MOUNT})" = {device}
+        blkid -s UUID -o value {device}"""])
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def _machine_mounts() -> str:
+    with open('/proc/self/mountinfo', encoding='utf-8') as f:
+        return f.read()
+
+
+def test_storage_volume_is_a_real_device_each_vm_its_own(lab):
+    host = lab.add_host('storage')
+    backing = volumes.backing_file(host, VOLUME)
+    try:
+        device = host.volume_devices[VOLUME]
+        assert device.startswith('/dev/loop')
+        assert lab.host(host.name).volume_devices == {VOLUME: device}
+        assert volumes.attached()[device] == backing
+        assert _probe(lab, host.name, device).returncode == 2   # empty
+
+        uuid = _format_and_mount(lab, host.name, device)
+        assert uuid
+        assert _probe(lab, host.name, device).stdout.count('TYPE=ext4') \
+            == 1
+        # The mount is the VM's alone.
+        assert f' {device} ' not in _machine_mounts()
+        assert MOUNT not in _machine_mounts()
+
+        # Heal: a new server with a new, empty volume.
+        old_id = host.volume_ids[VOLUME]
+        new = lab.replace_host(host.name)
+        new_device = new.volume_devices[VOLUME]
+        assert new.volume_ids[VOLUME] != old_id
+        assert volumes.attached_under(host.root) == {new_device: backing}
+        assert _probe(lab, host.name, new_device).returncode == 2
+        gone = lab.run_in_host(host.name, ['findmnt', MOUNT])
+        assert gone.returncode == 1
+        _format_and_mount(lab, host.name, new_device)
+    finally:
+        lab.remove_host(host.name)     # while the volume is mounted
+    assert volumes.attached_under(host.root) == {}
+    assert not os.path.exists(backing)
+
+
+def test_lab_down_frees_a_mounted_volume(lab_args):
+    from kubernetes_mgmt.lab.manager import Lab
+
+    lab = Lab.up(masters=1, workers=0, storage=True, heat=False, **lab_args)
+    try:
+        device = lab.host('storage-0').volume_devices[VOLUME]
+        _format_and_mount(lab, 'storage-0', device)
+        namespaces = _lab_namespaces(lab.root, lab_args['name'])
+        assert volumes.attached_under(lab.root) != {}
+    except BaseException:
+        lab.down()
+        raise
+    # Another process, knowing only the root, as after a crashed test.
+    down = cli('down', '--root', lab.root)
+    assert down.returncode == 0, down.stderr
+    assert f'loop device {device}' in down.stdout
+    assert volumes.attached_under(lab.root) == {}
+    assert_nothing_left(lab.root, lab_args['name'], namespaces)
+
+
 # -- up and down -------------------------------------------------------------
 
 def _children(pid: int) -> list[int]:
@@ -308,6 +392,7 @@ def _netns(name: str) -> list[str]:
 
 def assert_nothing_left(root: str, name: str, namespaces: set[int]) -> None:
     assert _netns(name) == []
+    assert volumes.attached_under(root) == {}
     links = subprocess.run(['ip', '-br', 'link'], capture_output=True,
                            text=True, check=True).stdout
     assert [ln for ln in links.splitlines() if ln.startswith(name)] == []
@@ -374,7 +459,7 @@ def test_lab_down_cleans_up_after_lab_up_was_killed_half_way(lab_args):
     up = subprocess.Popen(
         [sys.executable, '-m', 'kubernetes_mgmt.cli', 'lab', 'up',
          '--root', root, '--name', name, '--subnet', args['subnet'],
-         '--masters', '3', '--workers', '8'],
+         '--masters', '3', '--workers', '8', '--storage'],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
@@ -391,20 +476,54 @@ def test_lab_down_cleans_up_after_lab_up_was_killed_half_way(lab_args):
     assert_nothing_left(root, name, namespaces)
 
 
+def test_lab_down_frees_the_volume_of_a_killed_lab_up(lab_args):
+    # Killed once the loop device is attached, maybe before the state names
+    # it: lab down finds it by its backing file.
+    args = lab_args
+    root, name = args['root'], args['name']
+    up = subprocess.Popen(
+        [sys.executable, '-m', 'kubernetes_mgmt.cli', 'lab', 'up',
+         '--root', root, '--name', name, '--subnet', args['subnet'],
+         '--masters', '1', '--workers', '0', '--storage'],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        poll(lambda: volumes.attached_under(root) or up.poll() is not None,
+             deadline=60, what='a loop device attached')
+    finally:
+        up.send_signal(signal.SIGKILL)
+        up.wait()
+    assert volumes.attached_under(root) != {}
+    namespaces = _lab_namespaces(root, name)
+    down = cli('down', '--root', root)
+    assert down.returncode == 0, down.stderr
+    assert 'loop device /dev/loop' in down.stdout
+    assert_nothing_left(root, name, namespaces)
+
+
 def test_recreate_stack_replaces_every_host(lab_args):
     from kubernetes_mgmt.lab.manager import Lab
 
     args = lab_args
-    lab = Lab.up(masters=1, workers=1, heat=False, **args)
+    lab = Lab.up(masters=1, workers=1, storage=True, heat=False, **args)
     try:
         before = lab.state
+        device = before.host('storage-0').volume_devices[VOLUME]
+        _format_and_mount(lab, 'storage-0', device)
         after = lab.recreate_stack()
         assert after.stack_id != before.stack_id
-        for old, new in zip(before.hosts, after.hosts, strict=False):
+        for old, new in zip(before.hosts, after.hosts, strict=True):
             assert (new.name, new.ip) == (old.name, old.ip)
             assert new.server_id != old.server_id
-            assert new.member_stack_id != old.member_stack_id
+            if old.member_stack_id:     # not the ungrouped storage server
+                assert new.member_stack_id != old.member_stack_id
+            assert new.volume_ids.keys() == old.volume_ids.keys()
+            assert not set(new.volume_ids.values()) & set(
+                old.volume_ids.values())
             assert lab.sshd_up(new.name)
+        # The storage server's new volume: attached, empty.
+        device = after.host('storage-0').volume_devices[VOLUME]
+        assert list(volumes.attached_under(lab.root)) == [device]
+        assert _probe(lab, 'storage-0', device).returncode == 2
         namespaces = _lab_namespaces(args['root'], args['name'])
     finally:
         lab.down()

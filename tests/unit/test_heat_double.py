@@ -371,3 +371,128 @@ def test_cli_serves_the_state(state_path):
     assert stack.stack_name == STACK_NAME
     assert f'GET /v1/tenant0/stacks/{STACK_ID}' in err
     assert 'lab-token-123' not in err
+
+
+# -- placement: anti-affinity, compute hosts, admin view -------------------
+
+GROUP = 'worker_anti_affinity_group'
+
+
+def _server(heat, host: str, server: str = 'workerNode'):
+    return heat.resources.get(f'stack-{host}-g0', server)
+
+
+def test_anti_affinity_group_and_its_members(state_path):
+    make_state(state_path, workers=2, anti_affinity=True)
+    with running(state_path) as server:
+        heat = client(server)
+        top = _by_name(heat.resources.list(STACK_ID))
+        group = heat.resources.get(STACK_ID, GROUP)
+        workers = [_server(heat, f'worker-{i}') for i in range(2)]
+        master = _server(heat, 'master-0', 'masterNode')
+    assert top[GROUP].resource_type == 'OS::Nova::ServerGroup'
+    attrs = group.attributes
+    assert attrs['id'] == group.physical_resource_id
+    assert (attrs['policy'], attrs['policies']) == (
+        'anti-affinity', ['anti-affinity'])
+    assert attrs['name'] == f'k8s-workers-{STACK_ID}'
+    assert attrs['members'] == [w.physical_resource_id for w in workers]
+    for worker in workers:
+        assert worker.attributes['server_groups'] == [attrs['id']]
+    assert master.attributes['server_groups'] == []
+    assert [w.attributes['OS-EXT-SRV-ATTR:host'] for w in workers] == [
+        'compute-0', 'compute-1']
+
+
+def test_no_server_group_without_anti_affinity(state_path):
+    make_state(state_path)
+    with running(state_path) as server:
+        heat = client(server)
+        top = _by_name(heat.resources.list(STACK_ID))
+        with pytest.raises(exc.HTTPNotFound):
+            heat.resources.get(STACK_ID, GROUP)
+    assert GROUP not in top
+
+
+def test_scale_out_beyond_the_compute_hosts_fails_like_heat(state_path):
+    make_state(state_path, workers=2, anti_affinity=True, compute_hosts=3)
+    lab = StubLab(state_path)
+    with running(state_path, lab) as server:
+        heat = client(server)
+        heat.stacks.update(STACK_ID, existing=True,
+                           parameters=_desired('workerNode', 3))
+        third = lab_state.load(state_path).hosts[-1]
+        heat.stacks.update(STACK_ID, existing=True,
+                           parameters=_desired('workerNode', 4))
+        failed = heat.stacks.get(STACK_ID)
+        group = heat.resources.get(STACK_ID, 'worker_instance')
+        members = heat.resources.get(STACK_ID, GROUP).attributes['members']
+        # The next update that succeeds clears the failure.
+        heat.stacks.update(STACK_ID, existing=True,
+                           parameters=_desired('workerNode', 3))
+        recovered = heat.stacks.get(STACK_ID)
+        group_after = heat.resources.get(STACK_ID, 'worker_instance')
+    assert third.compute_host == 'compute-2'
+    assert failed.stack_status == 'UPDATE_FAILED'
+    assert failed.stack_status_reason.startswith(
+        'Resource UPDATE failed: ResourceInError: resources.worker_instance'
+        '.resources.')
+    assert 'No valid host was found. There are not enough hosts ' \
+        'available., Code: 500' in failed.stack_status_reason
+    assert group.resource_status == 'UPDATE_FAILED'
+    assert 'No valid host was found' in group.resource_status_reason
+    assert group.attributes['current_size'] == 3    # nothing was added
+    assert len(members) == 3
+    assert recovered.stack_status == 'UPDATE_COMPLETE'
+    assert group_after.resource_status == 'CREATE_COMPLETE'
+
+
+def test_healed_group_member_moves_to_a_free_compute_host(state_path):
+    make_state(state_path, workers=2, anti_affinity=True, compute_hosts=3)
+    lab = StubLab(state_path)
+    with running(state_path, lab) as server:
+        heat = client(server)
+        heat.resources.mark_unhealthy('stack-worker-1-g0', 'workerNode',
+                                      True, 'Healing')
+        heat.stacks.update(STACK_ID, existing=True)
+        # The member (its nested stack) stays; its server is new.
+        moved = _server(heat, 'worker-1')
+        heat.resources.mark_unhealthy('stack-worker-1-g0', 'workerNode',
+                                      True, 'Healing')
+        heat.stacks.update(STACK_ID, existing=True)
+        back = _server(heat, 'worker-1')
+    assert moved.physical_resource_id == 'server-worker-1-g1'
+    assert moved.attributes['OS-EXT-SRV-ATTR:host'] == 'compute-2'
+    # compute-0 is taken by worker-0: the only other free one is compute-1.
+    assert back.attributes['OS-EXT-SRV-ATTR:host'] == 'compute-1'
+
+
+def test_healed_member_stays_when_no_other_host_is_free(state_path):
+    make_state(state_path, workers=2, anti_affinity=True, compute_hosts=2)
+    lab = StubLab(state_path)
+    with running(state_path, lab) as server:
+        heat = client(server)
+        heat.resources.mark_unhealthy('stack-worker-0-g0', 'workerNode',
+                                      True, 'Healing')
+        heat.stacks.update(STACK_ID, existing=True)
+        healed = _server(heat, 'worker-0')
+        stack = heat.stacks.get(STACK_ID)
+    assert stack.stack_status == 'UPDATE_COMPLETE'
+    assert healed.physical_resource_id == 'server-worker-0-g1'
+    assert healed.attributes['OS-EXT-SRV-ATTR:host'] == 'compute-0'
+
+
+def test_non_admin_view_hides_the_compute_host(state_path):
+    make_state(state_path, admin_view=False)
+    with running(state_path) as server:
+        heat = client(server)
+        hidden = _server(heat, 'worker-1').attributes
+        with lab_state.locked(state_path) as state:
+            state.admin_view = True         # what Lab.set_admin_view does
+        shown = _server(heat, 'worker-1').attributes
+    for key in ('OS-EXT-SRV-ATTR:host', 'OS-EXT-SRV-ATTR:hypervisor_hostname',
+                'OS-EXT-SRV-ATTR:hostname'):
+        assert key not in hidden
+        assert key in shown
+    assert hidden['OS-EXT-AZ:availability_zone'] == 'az-1'
+    assert shown['OS-EXT-SRV-ATTR:host'] == 'compute-1'

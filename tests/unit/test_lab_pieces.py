@@ -105,6 +105,29 @@ def test_state_file_is_private(tmp_path):
     assert state.load(path).install_delay == 1.5
 
 
+def test_loop_devices_are_found_by_their_backing_file(tmp_path):
+    from kubernetes_mgmt.lab import volumes
+
+    sys_block = tmp_path / 'sys-block'
+    for name, back in (('loop0', '/var/tmp/lab/hosts/s-0/volumes/v.img'),
+                       ('loop3', '/var/tmp/lab/hosts/s-1/volumes/v.img'
+                                 ' (deleted)'),
+                       ('loop7', '/var/tmp/lab-other/v.img')):
+        (sys_block / name / 'loop').mkdir(parents=True)
+        (sys_block / name / 'loop' / 'backing_file').write_text(back + '\n')
+    (sys_block / 'loop9').mkdir()       # free: no loop/ directory
+    (sys_block / 'sda').mkdir()
+    assert volumes.attached_under('/var/tmp/lab', str(sys_block)) == {
+        '/dev/loop0': '/var/tmp/lab/hosts/s-0/volumes/v.img',
+        '/dev/loop3': '/var/tmp/lab/hosts/s-1/volumes/v.img'}
+    assert volumes.attached(str(sys_block))['/dev/loop7'] == \
+        '/var/tmp/lab-other/v.img'
+    host = LabHost(name='s-0', role='storage', ip='10.10.0.11', netns='n',
+                   root='/var/tmp/lab/hosts/s-0', server_id='x')
+    assert volumes.backing_file(host, 'v') == \
+        '/var/tmp/lab/hosts/s-0/volumes/v.img'
+
+
 def test_lab_command_line():
     parser = build_parser()
     args = parser.parse_args(['lab', 'up', '--masters', '3', '--workers',
@@ -272,3 +295,85 @@ def test_package_dir_gets_the_plugin_scripts(tmp_path, monkeypatch):
     with open(copy, encoding='utf-8') as f:
         assert f.read() == '#!/bin/sh\necho hi\n'
     assert os.access(copy, os.X_OK)
+    # The sample package's PV manifests, as pv_registration_params name
+    # them.
+    manifests = os.listdir(os.path.join(lab.package_dir, 'Files',
+                                        'kubernetes'))
+    assert 'nfs-pv1.yaml' in manifests
+
+
+# -- placement ---------------------------------------------------------------
+
+def _placement_state(anti_affinity: bool, computes: int = 3):
+    from kubernetes_mgmt.lab import manager, placement
+
+    return state.LabState(
+        name='u', root='/x', subnet='10.10.0.0/24', gateway='10.10.0.1',
+        bridge='b', username='u', password='p', tenant_id='t',
+        stack_id='s', stack_name='n', layouts=manager.default_layouts(),
+        compute_hosts=placement.compute_host_names(computes),
+        anti_affinity=anti_affinity)
+
+
+def _placed(st, role: str, index: int, member: str | None = None):
+    from kubernetes_mgmt.lab import placement
+
+    host = LabHost(name=f'{role}-{index}', role=role,
+                   ip=f'10.10.0.{11 + len(st.hosts)}', netns='n', root='/r',
+                   server_id=f'srv-{role}-{index}', member_name=member)
+    st.hosts.append(host)
+    placement.place(st, host)
+    return host
+
+
+def test_ungrouped_hosts_go_round_robin():
+    st = _placement_state(anti_affinity=False)
+    hosts = [_placed(st, 'worker', i) for i in range(4)]
+    assert [h.compute_host for h in hosts] == [
+        'compute-0', 'compute-1', 'compute-2', 'compute-0']
+
+
+def test_anti_affinity_spreads_workers_and_then_finds_no_host():
+    from kubernetes_mgmt.lab import placement
+
+    st = _placement_state(anti_affinity=True, computes=2)
+    master = _placed(st, 'master', 0)
+    workers = [_placed(st, 'worker', i) for i in range(2)]
+    assert master.compute_host == 'compute-0'
+    assert [w.compute_host for w in workers] == ['compute-0', 'compute-1']
+    with pytest.raises(placement.NoValidHost) as caught:
+        _placed(st, 'worker', 2, member='abcdefghijkl')
+    assert caught.value.resource == 'worker_instance'
+    assert str(caught.value) == (
+        'ResourceInError: resources.worker_instance.resources.abcdefghijkl'
+        '.resources.workerNode: Went to status ERROR due to "Message: No '
+        'valid host was found. There are not enough hosts available., '
+        'Code: 500"')
+    # Masters are not in the group: they still find a host.
+    assert _placed(st, 'master', 1).compute_host == 'compute-1'
+
+
+def test_moves_keep_anti_affinity():
+    from kubernetes_mgmt.lab import placement
+
+    st = _placement_state(anti_affinity=True)
+    w0, w1 = _placed(st, 'worker', 0), _placed(st, 'worker', 1)
+    placement.check_move(st, w0, 'compute-2')
+    with pytest.raises(LabError, match='anti-affinity'):
+        placement.check_move(st, w0, w1.compute_host)
+    with pytest.raises(LabError, match='no compute host'):
+        placement.check_move(st, w0, 'compute-9')
+    # A rebuilt member avoids its old host when another is free.
+    placement.place(st, w0, previous=w0.compute_host)
+    assert w0.compute_host == 'compute-2'
+    with pytest.raises(LabError, match='at least one'):
+        placement.compute_host_names(0)
+
+
+def test_lab_up_placement_options():
+    parser = build_parser()
+    args = parser.parse_args(['lab', 'up', '--anti-affinity',
+                              '--compute-hosts', '4'])
+    assert (args.anti_affinity, args.compute_hosts) == (True, 4)
+    args = parser.parse_args(['lab', 'up'])
+    assert (args.anti_affinity, args.compute_hosts) == (False, 3)

@@ -1,8 +1,8 @@
 """Kubernetes emulated at the command level for the lab.
 
 ``install_commands`` puts stand-ins for kubeadm, kubectl, kubelet,
-etcdctl, crictl, containerd, systemctl, apt-get, apt-mark and the
-kernel-touching tools (modprobe, sysctl, swapoff, ...) into a lab host's
+etcdctl, crictl, containerd, systemctl, apt-get, apt-mark, exportfs and
+the kernel-touching tools (modprobe, sysctl, swapoff, ...) into a lab host's
 private /usr/local/bin.  They share one cluster state in the lab's
 cluster directory (``store``); each host keeps its own files (packages,
 units, /etc/kubernetes) in its private directories.  HAProxy and
@@ -43,7 +43,7 @@ COMMANDS = {
     'swapoff': 'swapoff', 'swapon': 'swapon', 'hostname': 'hostname',
     'hostnamectl': 'hostnamectl', 'reboot': 'reboot',
     'shutdown': 'reboot', 'poweroff': 'reboot', 'dpkg': 'dpkg',
-    'dpkg-query': 'dpkg',
+    'dpkg-query': 'dpkg', 'exportfs': 'exportfs',
 }
 
 __all__ = ['COMMANDS', 'ClusterView', 'LabConfig', 'clear_faults',

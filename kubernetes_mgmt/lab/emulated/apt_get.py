@@ -7,7 +7,13 @@ import os
 import sys
 import time
 
-from kubernetes_mgmt.lab.emulated import hoststate, packages, runner, units
+from kubernetes_mgmt.lab.emulated import (
+    exports,
+    hoststate,
+    packages,
+    runner,
+    units,
+)
 from kubernetes_mgmt.lab.emulated.host import host_path
 from kubernetes_mgmt.lab.emulated.runner import CommandError, Context
 
@@ -92,13 +98,20 @@ def _plan(ctx: Context, opts: set[str], words: list[str]) -> dict:
     return plan
 
 
+# Configuration files packages install when absent (kept on upgrade).
+CONFFILES = {'haproxy': ('/etc/haproxy/haproxy.cfg', DEFAULT_HAPROXY_CFG),
+             'nfs-kernel-server': (exports.EXPORTS,
+                                   exports.DEFAULT_EXPORTS)}
+
+
 def _postinst(ctx: Context, name: str) -> None:
-    if name == 'haproxy':
-        cfg = host_path('/etc/haproxy/haproxy.cfg')
+    if name in CONFFILES:
+        path, text = CONFFILES[name]
+        cfg = host_path(path)
         if not os.path.exists(cfg):
             os.makedirs(os.path.dirname(cfg), exist_ok=True)
             with open(cfg, 'w', encoding='utf-8') as f:
-                f.write(DEFAULT_HAPROXY_CFG)
+                f.write(text)
     units.on_package_installed(ctx, name)
 
 

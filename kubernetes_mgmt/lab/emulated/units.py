@@ -1,5 +1,7 @@
 """systemd units of a lab host: recorded state, except haproxy and
-keepalived which are the real daemons (see ``daemons``)."""
+keepalived which are the real daemons (see ``daemons``). Starting and
+stopping nfs-server syncs and clears the export table, as its unit's
+``exportfs -r`` / ``exportfs -au`` do."""
 from __future__ import annotations
 
 import os
@@ -23,10 +25,12 @@ PACKAGE_UNITS = {
     'containerd': ('containerd',), 'containerd.io': ('containerd',),
     'kubelet': ('kubelet',), 'haproxy': ('haproxy',),
     'keepalived': ('keepalived',),
-    'nfs-kernel-server': ('nfs-server', 'nfs-kernel-server'),
+    'nfs-kernel-server': ('nfs-server',),
     'nfs-common': ('nfs-client.target',), 'chrony': ('chrony',),
 }
 KUBELET_CONFIG = '/var/lib/kubelet/config.yaml'
+# Other names of a unit (systemd's Alias=): one unit, one record.
+ALIASES = {'nfs-kernel-server': 'nfs-server'}
 
 
 class UnitError(Exception):
@@ -39,7 +43,8 @@ class UnitError(Exception):
 
 
 def normalize(unit: str) -> str:
-    return unit[:-len('.service')] if unit.endswith('.service') else unit
+    name = unit[:-len('.service')] if unit.endswith('.service') else unit
+    return ALIASES.get(name, name)
 
 
 def display(unit: str) -> str:
@@ -104,7 +109,10 @@ def _job_failed(unit: str, output: str) -> UnitError:
 
 def set_active(ctx: Context, unit: str, active: bool) -> None:
     """Record the unit as (in)active; the kubelet's state is shared."""
+    was = bool(record(unit).get('active'))
     _update(unit, active=active, failed=None)
+    if unit == 'nfs-server' and was != active:
+        _nfs_exports(active)     # starting an active unit runs nothing
     if unit == 'kubelet':
         # Only a configured kubelet posts node status to the cluster.
         from kubernetes_mgmt.lab.emulated import cluster
@@ -152,6 +160,8 @@ def reload(ctx: Context, unit: str) -> None:
     if active_state(unit) != 'active':
         raise UnitError(f'{display(unit)} is not active, cannot reload.',
                         1)
+    if unit == 'nfs-server':
+        _nfs_exports(True)
     daemon = daemons.DAEMONS.get(unit)
     if daemon is None:
         return
@@ -162,6 +172,16 @@ def reload(ctx: Context, unit: str) -> None:
         raise UnitError(
             f'Job for {display(unit)} failed.\nSee "systemctl status '
             f'{display(unit)}" for details.\n{e.output}', 1) from None
+
+
+def _nfs_exports(active: bool) -> None:
+    """nfs-server.service: ExecStartPre/ExecReload ``-exportfs -r``
+    (failures ignored), ExecStopPost ``exportfs -au``."""
+    from kubernetes_mgmt.lab.emulated import exports
+    if active:
+        exports.export_all(keep_others=False)
+    else:
+        exports.save_table([])
 
 
 def enable(ctx: Context, unit: str) -> None:

@@ -62,11 +62,18 @@ def port(net: Network, info: PortInfo, vip: str | None = None) -> dict:
     }
 
 
+# What Nova shows only to admins (policy os_compute_api:os-extended-
+# server-attributes).
+ADMIN_ONLY = ('OS-EXT-SRV-ATTR:host', 'OS-EXT-SRV-ATTR:hypervisor_hostname',
+              'OS-EXT-SRV-ATTR:hostname')
+
+
 def server(net: Network, host: LabHost, ports: list[PortInfo],
-           volume_ids: list[str]) -> dict:
+           volume_ids: list[str], server_groups: list[str] | None = None,
+           admin: bool = True) -> dict:
     addresses = [{'version': 4, 'addr': p.ip, 'OS-EXT-IPS:type': 'fixed',
                   'OS-EXT-IPS-MAC:mac_addr': p.mac} for p in ports]
-    return {
+    body = {
         'id': host.server_id, 'name': host.name, 'status': 'ACTIVE',
         'tenant_id': net.tenant_id, 'metadata': {},
         'addresses': {net.name: addresses} if addresses else {},
@@ -80,9 +87,24 @@ def server(net: Network, host: LabHost, ports: list[PortInfo],
         'OS-EXT-STS:vm_state': 'active',
         'os-extended-volumes:volumes_attached': [
             {'id': v} for v in volume_ids],
-        'server_groups': [],
+        # Nova API >= 2.71 shows the server's groups in its details.
+        'server_groups': list(server_groups or []),
         'os_collect_config': {},
     }
+    if not admin:
+        for key in ADMIN_ONLY:
+            del body[key]
+    return body
+
+
+def server_group(net: Network, group_id: str, name: str, policy: str,
+                 members: list[str]) -> dict:
+    """Nova's server group: ``policy`` and ``rules`` (API >= 2.64) and
+    the older ``policies`` and ``metadata``."""
+    return {'id': group_id, 'name': name, 'policy': policy,
+            'policies': [policy], 'rules': {}, 'metadata': {},
+            'members': list(members), 'project_id': net.tenant_id,
+            'user_id': ids.uid('user', net.tenant_id)}
 
 
 def volume(net: Network, volume_id: str, name: str, device: str,

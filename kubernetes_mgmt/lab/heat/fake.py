@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from heatclient import client as heat_client
 
-from kubernetes_mgmt.lab import heat_api
+from kubernetes_mgmt.lab import heat_api, placement
 from kubernetes_mgmt.lab import state as lab_state
 from kubernetes_mgmt.lab.state import GroupLayout, LabHost, LabState
 from kubernetes_mgmt.params.model import (
@@ -65,17 +65,27 @@ def host(role: str, index: int, member: str | None = None,
 
 def make_state(path: str, masters: int = 1, workers: int = 2,
                ha: bool = False, storage: bool = False,
-               floating_ips: dict[str, str] | None = None) -> LabState:
+               floating_ips: dict[str, str] | None = None,
+               anti_affinity: bool = False, admin_view: bool = True,
+               compute_hosts: int = placement.DEFAULT_COMPUTE_HOSTS
+               ) -> LabState:
+    """A lab state; with ``anti_affinity`` worker i runs on compute-i."""
     layouts = copy.deepcopy([MASTER, WORKER] + ([STORAGE] if storage else []))
     hosts = ([host('master', i) for i in range(masters)]
              + [host('worker', i) for i in range(workers)]
              + ([host('storage', 0)] if storage else []))
+    if anti_affinity:
+        for h in hosts:
+            if h.role == placement.GROUPED_ROLE:
+                h.compute_host = f'compute-{h.name.split("-")[1]}'
     state = LabState(
         name='unit', root='/nonexistent', subnet='10.10.0.0/24',
         gateway='10.10.0.1', bridge='labbr0', username='ubuntu',
         password=PASSWORD, tenant_id=TENANT, stack_id=STACK_ID,
         stack_name=STACK_NAME, heat_token=TOKEN, vip=VIP if ha else None,
-        floating_ips=dict(floating_ips or {}), layouts=layouts, hosts=hosts)
+        floating_ips=dict(floating_ips or {}), layouts=layouts, hosts=hosts,
+        compute_hosts=placement.compute_host_names(compute_hosts),
+        anti_affinity=anti_affinity, admin_view=admin_view)
     lab_state.save(state, path)
     return state
 
@@ -121,7 +131,9 @@ class StubLab:
         self._record('add_hosts', f'{role} x{count}')
         new = [host(role, next(self._serial)) for _ in range(count)]
         with lab_state.locked(self.path) as state:
-            state.hosts.extend(new)
+            for h in new:
+                state.hosts.append(h)
+                placement.place(state, h)   # NoValidHost: nothing saved
         return new
 
     def remove_host(self, name: str) -> None:
@@ -135,6 +147,7 @@ class StubLab:
             old = state.host(name)
             old.generation += 1
             old.server_id = f'server-{name}-g{old.generation}'
+            placement.place(state, old, previous=old.compute_host)
             return old
 
     def _record(self, call: str, arg: str) -> None:

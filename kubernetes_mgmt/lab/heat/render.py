@@ -40,6 +40,8 @@ def resource_summary(base: str, tree: StackTree, stack: VStack,
         links.append({'href': stack_href(base, nested), 'rel': 'nested'})
     status, reason = (('CHECK_FAILED', 'marked unhealthy') if res.failed
                       else ('CREATE_COMPLETE', 'state changed'))
+    if res.error:
+        status, reason = res.error
     body = {'resource_name': res.name, 'logical_resource_id': res.name,
             'physical_resource_id': res.physical_id,
             'resource_type': res.type, 'resource_status': status,

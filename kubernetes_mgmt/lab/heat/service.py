@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from kubernetes_mgmt import redact
+from kubernetes_mgmt.lab import placement
 from kubernetes_mgmt.lab import state as lab_state
 from kubernetes_mgmt.lab.heat import ids, render, stacks, update
 from kubernetes_mgmt.lab.heat.render import StackStatus
@@ -80,6 +81,8 @@ class HeatDouble:
         self.state_path = state_path
         self.lab_factory = lab_factory
         self.statuses: dict[str, StackStatus] = {}
+        # (stack id, resource name) -> (status, reason) of a failed update
+        self.failures: dict[tuple[str, str], tuple[str, str]] = {}
         self._update_lock = threading.Lock()
 
     # -- entry point ----------------------------------------------------
@@ -103,6 +106,7 @@ class HeatDouble:
         if parts[:2] != ['v1', state.tenant_id] or parts[2:3] != ['stacks']:
             raise not_found(f'no such API path: {request.path}')
         tree = stacks.build(state)
+        self._show_failures(tree)
         rest = parts[3:]
         if not rest:
             return self._list_stacks(request, tree)
@@ -113,6 +117,12 @@ class HeatDouble:
             raise not_found(f'The Stack ({rest[0]}/{rest[1]}) could not be '
                             'found.')
         return self._stack_route(request, state, tree, stack, rest[2:])
+
+    def _show_failures(self, tree: StackTree) -> None:
+        for (stack_id, name), error in self.failures.items():
+            stack = tree.stacks.get(stack_id)
+            if stack is not None and name in stack.resources:
+                stack.resources[name].error = error
 
     def _stack_route(self, request: Request, state: LabState,
                      tree: StackTree, stack: VStack,
@@ -193,10 +203,21 @@ class HeatDouble:
             raise bad_request(str(e)) from e
         LOG.info('stack %s update: remove %s, replace %s, add %s',
                  state.stack_id, todo.remove, todo.replace, todo.add)
+        self.failures.clear()
         try:
             if not todo.empty:
                 update.apply(todo, self.lab_factory(self.state_path))
                 self._clear_unhealthy(todo.replace)
+        except placement.NoValidHost as e:
+            # As Heat: the resource whose server went to ERROR fails, and
+            # the stack with it.
+            LOG.warning('stack %s update failed: %s', state.stack_id, e)
+            self.failures[(state.stack_id, e.resource)] = (
+                'UPDATE_FAILED', str(e))
+            self.statuses[state.stack_id] = StackStatus(
+                'UPDATE', 'FAILED', f'Resource UPDATE failed: {e}',
+                ids.now())
+            return
         except Exception as e:  # Heat reports failures in the status
             LOG.exception('stack %s update failed', state.stack_id)
             self.statuses[state.stack_id] = StackStatus(

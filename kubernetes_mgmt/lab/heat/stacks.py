@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from kubernetes_mgmt.lab import placement
 from kubernetes_mgmt.lab.heat import attributes, ids
 from kubernetes_mgmt.lab.heat.attributes import Network, PortInfo
 from kubernetes_mgmt.lab.state import GroupLayout, LabHost, LabState
@@ -22,6 +23,7 @@ PORT = 'OS::Neutron::Port'
 VOLUME = 'OS::Cinder::Volume'
 FLOATING_IP = 'OS::Neutron::FloatingIP'
 GROUP = 'OS::Heat::AutoScalingGroup'
+SERVER_GROUP = 'OS::Nova::ServerGroup'
 
 
 @dataclass
@@ -34,6 +36,7 @@ class VResource:
     nested_id: str | None = None    # id of the nested stack it owns
     host: str | None = None         # the lab host it belongs to
     failed: bool = False            # marked unhealthy
+    error: tuple[str, str] | None = None    # (status, reason) of a failure
 
 
 @dataclass
@@ -89,9 +92,12 @@ class _Builder:
         self.top = VStack(id=state.stack_id, name=state.stack_name)
         self.stacks = {self.top.id: self.top}
         self.vip: PortInfo | None = None
+        self.server_group_id = ids.uid('server_group', self.top.id,
+                                       placement.ANTI_AFFINITY_GROUP)
 
     def build(self) -> StackTree:
         self._add_vip()
+        self._add_server_group()
         for layout in self.state.layouts:
             if layout.group:
                 self._add_group(layout)
@@ -117,6 +123,20 @@ class _Builder:
                             mac=ids.mac(self.top.id, name), device_id='')
         self.top.add(VResource(name, PORT, self.vip.id,
                                attributes.port(self.net, self.vip)))
+
+    def _add_server_group(self) -> None:
+        if not self.state.anti_affinity:
+            return
+        name = placement.ANTI_AFFINITY_GROUP
+        members = [h.server_id for h in self.state.hosts
+                   if placement.in_group(self.state, h)]
+        # Named as the sample podaffinity HOT names it.
+        self.top.add(VResource(name, SERVER_GROUP, self.server_group_id,
+                               attributes.server_group(
+                                   self.net, self.server_group_id,
+                                   f'k8s-workers-{self.top.id}',
+                                   placement.ANTI_AFFINITY_POLICY,
+                                   members)))
 
     def _add_group(self, layout: GroupLayout) -> None:
         name = layout.group or ''
@@ -163,9 +183,12 @@ class _Builder:
                                 ordinal=ordinal, host=host.name))
         volume_ids = [self._add_volume(stack, host, name, ordinal)
                       for name in layout.volumes]
+        groups = [self.server_group_id] \
+            if placement.in_group(self.state, host) else []
         stack.add(VResource(
             layout.server, SERVER, host.server_id,
-            attributes.server(self.net, host, ports, volume_ids),
+            attributes.server(self.net, host, ports, volume_ids, groups,
+                              admin=self.state.admin_view),
             ordinal=ordinal, host=host.name, failed=host.unhealthy))
         self._add_floating_ips(stack, host, ports[0] if ports else None)
 

@@ -1,0 +1,259 @@
+"""Persistent volumes against the lab: a storage server VM whose volume
+is a real loop device (mkfs, blkid and mount run for real), NFS server and
+client emulated at the command level, PVs registered in the emulated API
+server. One cluster (1 master, 1 worker, a storage server) goes through
+the tests in file order.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kubernetes_mgmt import instance_state
+from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
+from kubernetes_mgmt.lab import driving, tacker_shapes
+from kubernetes_mgmt.lab.emulated import ClusterView
+from kubernetes_mgmt.lab.testing import unavailable_reason
+
+pytestmark = pytest.mark.lab
+
+EXPORTS_FILE = '/etc/exports.d/kubernetes-mgmt.exports'
+MARKER = f'{driving.STORAGE_MOUNT}/marker-written-by-the-test'
+CLAIM = {'apiVersion': 'v1', 'kind': 'PersistentVolumeClaim',
+         'metadata': {'name': 'data', 'namespace': 'default'},
+         'spec': {'accessModes': ['ReadWriteOnce'], 'storageClassName': '',
+                  'volumeName': 'nfs-pv1',
+                  'resources': {'requests': {'storage': '1Gi'}}}}
+
+
+@pytest.fixture(scope='module')
+def cluster():
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    with driving.instantiated_lab(1, 1, storage=True) as pair:
+        yield pair
+
+
+@pytest.fixture
+def lab(cluster):
+    with driving.driver_options(cluster[0]):
+        yield cluster
+
+
+# -- helpers ------------------------------------------------------------------
+
+def storage_host(lab):
+    (host,) = [h for h in lab.state.hosts if h.role == 'storage']
+    return host
+
+
+def on_storage(lab, *argv: str) -> str:
+    result = lab.run_in_host(storage_host(lab).name, list(argv))
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def device(lab) -> str:
+    return storage_host(lab).volume_devices['storage_server_volume']
+
+
+def storage_files(lab) -> dict[str, str]:
+    return {path: on_storage(lab, 'cat', path)
+            for path in ('/etc/fstab', EXPORTS_FILE)}
+
+
+def pvs(lab) -> dict[str, dict]:
+    return {pv['metadata']['name']: pv
+            for pv in ClusterView(lab.state.cluster_dir).pvs()}
+
+
+def master(lab):
+    return next(h for h in lab.state.hosts if h.role == 'master')
+
+
+def kubectl(lab, *args: str, input: str | None = None) -> str:
+    result = lab.run_in_host(master(lab).name, [
+        'kubectl', '--kubeconfig', '/etc/kubernetes/admin.conf', *args],
+        input=input)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def nfs_client_installed(lab, host) -> bool:
+    result = lab.run_in_host(host.name, [
+        'dpkg-query', '-W', '-f=${Status}', 'nfs-common'])
+    return result.returncode == 0 and \
+        result.stdout == 'install ok installed'
+
+
+def storage_vnfc(lab, instance) -> str:
+    return driving.vnfc_of(instance, storage_host(lab))
+
+
+# -- instantiate --------------------------------------------------------------
+
+def test_volume_is_formatted_mounted_and_in_fstab_once(lab):
+    lab, _ = lab
+    dev = device(lab)
+    assert on_storage(lab, 'blkid', '-p', '-o', 'value', '-s', 'TYPE',
+                      dev).strip() == 'ext4'
+    assert on_storage(lab, 'findmnt', '-n', '-o', 'SOURCE',
+                      driving.STORAGE_MOUNT).strip() == dev
+    uuid = on_storage(lab, 'blkid', '-p', '-o', 'value', '-s', 'UUID',
+                      dev).strip()
+    entries = [line.split() for line in
+               on_storage(lab, 'cat', '/etc/fstab').splitlines()
+               if line.strip() and not line.startswith('#')]
+    mine = [e for e in entries if e[1] == driving.STORAGE_MOUNT]
+    assert mine == [[f'UUID={uuid}', driving.STORAGE_MOUNT, 'ext4',
+                     'defaults,nofail', '0', '2']]
+
+
+def test_each_directory_is_exported_once_to_the_cluster(lab):
+    lab, _ = lab
+    active = [line.split() for line in
+              on_storage(lab, 'exportfs', '-s').splitlines() if line]
+    assert sorted(line[0] for line in active) == \
+        sorted(driving.STORAGE_EXPORTS)
+    for line in active:
+        assert line[1].startswith(f'{lab.state.subnet}(')
+        assert 'rw' in line[1] and 'sync' in line[1]
+        on_storage(lab, 'test', '-d', line[0])
+    lines = [line for line in on_storage(lab, 'cat', EXPORTS_FILE)
+             .splitlines() if not line.startswith('#')]
+    assert sorted(line.split()[0] for line in lines) == \
+        sorted(driving.STORAGE_EXPORTS)
+
+
+def test_every_node_has_the_nfs_client(lab):
+    lab, _ = lab
+    nodes = [h for h in lab.state.hosts if h.role != 'storage']
+    assert nodes and all(nfs_client_installed(lab, h) for h in nodes)
+
+
+def test_pvs_point_at_the_storage_server_and_are_available(lab):
+    lab, instance = lab
+    found = pvs(lab)
+    assert sorted(found) == ['nfs-pv1', 'nfs-pv2']
+    for pv in found.values():
+        assert pv['spec']['nfs']['server'] == storage_host(lab).ip
+        assert pv['spec']['nfs']['path'] in driving.STORAGE_EXPORTS
+        assert pv['status']['phase'] == 'Available'
+    state = instance_state.load(instance)
+    assert state.storage_server == storage_host(lab).server_id
+
+
+def test_second_instantiate_end_changes_nothing(lab):
+    lab, instance = lab
+    on_storage(lab, 'sh', '-c', f'echo keep > {MARKER}')
+    files = storage_files(lab)
+    uuid = on_storage(lab, 'blkid', '-p', '-o', 'value', '-s', 'UUID',
+                      device(lab))
+    uids = {name: pv['metadata']['uid'] for name, pv in pvs(lab).items()}
+    request, _ = driving.new_instance(lab)
+    driving.instantiate_end(request, instance, lab)
+    assert on_storage(lab, 'cat', MARKER) == 'keep\n'   # no second mkfs
+    assert on_storage(lab, 'blkid', '-p', '-o', 'value', '-s', 'UUID',
+                      device(lab)) == uuid
+    assert storage_files(lab) == files
+    assert {n: pv['metadata']['uid'] for n, pv in pvs(lab).items()} == uids
+
+
+# -- bad manifests ------------------------------------------------------------
+
+def _package_copy(lab, tmp_path: Path) -> Path:
+    copy = tmp_path / 'package'
+    shutil.copytree(lab.package_dir, copy, symlinks=True)
+    return copy
+
+
+@pytest.mark.parametrize('damage, fragment', [
+    (lambda pv: pv.write_text(
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n'),
+     'is a ConfigMap (v1), not a v1 PersistentVolume'),
+    (lambda pv: pv.write_text(pv.read_text().replace('nfs:', 'hostPath:')),
+     'has no NFS source'),
+    (lambda pv: (pv.unlink(), pv.symlink_to('/etc/hostname')),
+     'leads outside the VNF package'),
+])
+def test_bad_manifest_is_refused_before_any_change(lab, tmp_path, damage,
+                                                   fragment):
+    lab, instance = lab
+    package = _package_copy(lab, tmp_path)
+    damage(package / driving.PV_MANIFESTS[1])
+    files, before = storage_files(lab), pvs(lab)
+    request, _ = driving.new_instance(lab)
+    with driving.driver_options(lab, vnf_package_dir=str(package)):
+        with pytest.raises(ValidationError) as info:
+            driving.instantiate_end(request, instance, lab)
+    (problem,) = info.value.problems
+    assert problem.path.endswith(
+        'pv_registration_params[1].pv_manifest_file_path')
+    assert fragment in problem.message
+    assert storage_files(lab) == files and pvs(lab) == before
+
+
+# -- scale and heal of nodes --------------------------------------------------
+
+def test_scale_out_installs_the_nfs_client(lab):
+    lab, instance = lab
+    (new,) = driving.scale_out(lab, instance, 1)
+    assert nfs_client_installed(lab, new)
+
+
+def test_heal_of_a_worker_installs_the_nfs_client(lab):
+    lab, instance = lab
+    worker = next(h for h in lab.state.hosts if h.role == 'worker')
+    driving.heal(lab, instance, [driving.vnfc_of(instance, worker)])
+    healed = lab.host(worker.name)
+    assert healed.server_id != worker.server_id
+    assert nfs_client_installed(lab, healed)
+
+
+# -- heal of the storage server -----------------------------------------------
+
+def test_storage_heal_is_refused_while_a_pv_is_bound(lab):
+    lab, instance = lab
+    kubectl(lab, 'apply', '-f', '-', input=json.dumps(CLAIM))
+    assert pvs(lab)['nfs-pv1']['status']['phase'] == 'Bound'
+    files, before = storage_files(lab), pvs(lab)
+    server = storage_host(lab).server_id
+    with pytest.raises(MgmtDriverError) as info:
+        driving.heal(lab, instance, [storage_vnfc(lab, instance)])
+    message = str(info.value)
+    assert 'nfs-pv1 is Bound to claim default/data' in message
+    assert 'nothing was changed' in message
+    assert storage_host(lab).server_id == server    # not rebuilt
+    assert pvs(lab) == before and storage_files(lab) == files
+    assert on_storage(lab, 'cat', MARKER) == 'keep\n'
+
+
+def test_storage_heal_re_registers_pvs_on_the_new_server(lab):
+    lab, instance = lab
+    kubectl(lab, 'delete', 'pvc', 'data', '-n', 'default')
+    old = storage_host(lab)
+    vnfc = storage_vnfc(lab, instance)
+    request = tacker_shapes.HealVnfRequest(vnfc_instance_id=[vnfc])
+    driving.hook('heal_start', instance, heal_vnf_request=request)
+    assert pvs(lab) == {}                   # deleted before the rebuild
+    driving.rebuild_vnfcs(lab, instance, [vnfc])
+    driving.hook('heal_end', instance, heal_vnf_request=request,
+                 vnf=driving.vnf_dict(instance))
+    new = storage_host(lab)
+    assert new.server_id != old.server_id
+    found = pvs(lab)
+    assert sorted(found) == ['nfs-pv1', 'nfs-pv2']
+    for pv in found.values():
+        assert pv['spec']['nfs']['server'] == new.ip
+        assert pv['status']['phase'] == 'Available'
+    # A new, empty volume: formatted, mounted, exported.
+    assert on_storage(lab, 'findmnt', '-n', '-o', 'SOURCE',
+                      driving.STORAGE_MOUNT).strip() == device(lab)
+    assert lab.run_in_host(new.name, ['test', '-e', MARKER]).returncode == 1
+    assert len(on_storage(lab, 'exportfs', '-s').splitlines()) == \
+        len(driving.STORAGE_EXPORTS)
+    assert instance_state.load(instance).storage_server == new.server_id
