@@ -18,14 +18,14 @@ from kubernetes_mgmt import redact
 from kubernetes_mgmt.cnf import kube
 from kubernetes_mgmt.cnf.driver import KubernetesNamespacedDriver, NotSupported
 from kubernetes_mgmt.cnf.errors import KubernetesCallFailed
-from kubernetes_mgmt.cnf.settings import Timings
 from kubernetes_mgmt.cnf.vim import VimAccess
 from kubernetes_mgmt.errors import ValidationError
 from kubernetes_mgmt.lab.kube_api import KubeApiDouble, cluster_admin
 from kubernetes_mgmt.lab.kube_api.lcm import (
+    QUICK,
     InstantiateVnfRequest,
-    LcmRunner,
     MemoryStore,
+    runner_for,
 )
 from kubernetes_mgmt.lab.tacker_shapes import TerminateVnfRequest
 
@@ -33,8 +33,6 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / 'tests' / 'data' / 'cnf'
 WEB = {'lcm-kubernetes-def-files': ['Files/kubernetes/web.yaml'],
        'namespace': 'ns-a'}
-FAST = Timings(ready=10, scale=10, heal=10, delete=10, poll_first=0.01,
-               poll_ceiling=0.05, request=10)
 TOKEN = 'sEcReT-bearer-token-1234567890'
 
 
@@ -102,7 +100,7 @@ def test_ca_file_is_private_and_removed(private_tmp):
     with KubeApiDouble(tls=True) as double:
         double.add_token(TOKEN, cluster_admin())
         vim = VimAccess.from_access_info(double.access_info(TOKEN))
-        with kube.open_session(vim, FAST) as session:
+        with kube.open_session(vim, QUICK) as session:
             path = session._api_client.configuration.ssl_ca_cert
             assert Path(path).is_relative_to(private_tmp)
             assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
@@ -115,9 +113,7 @@ def test_whole_life_over_tls_leaves_no_files(private_tmp, caplog):
     caplog.set_level(logging.DEBUG)
     with KubeApiDouble(tls=True) as double:
         double.add_token(TOKEN, cluster_admin())
-        store = MemoryStore(packages={'vnfd-cnf': DATA})
-        lcm = LcmRunner(KubernetesNamespacedDriver(store, FAST), store,
-                        double.access_info(TOKEN))
+        lcm = runner_for(double.access_info(TOKEN), {'vnfd-cnf': DATA})
         instance = lcm.new_instance('vnfd-cnf', additional_params=WEB)
         lcm.instantiate(instance, InstantiateVnfRequest('simple', WEB))
         assert double.names('Deployment', 'ns-a') == ['web']
@@ -137,5 +133,5 @@ def test_an_unknown_ca_is_not_trusted(private_tmp):
         access = {**double.access_info(TOKEN), 'ssl_ca_cert': 'None'}
         vim = VimAccess.from_access_info(access)
         with pytest.raises(KubernetesCallFailed, match='API discovery'), \
-                kube.open_session(vim, FAST) as session:
+                kube.open_session(vim, QUICK) as session:
             session.resource('apps/v1', 'Deployment')

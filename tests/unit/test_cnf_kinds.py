@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kubernetes_mgmt.cnf.driver import KubernetesNamespacedDriver
 from kubernetes_mgmt.cnf.errors import CnfError
-from kubernetes_mgmt.cnf.settings import Timings
 from kubernetes_mgmt.errors import ValidationError
 from kubernetes_mgmt.lab.kube_api import (
     KubeApiDouble,
@@ -19,7 +17,7 @@ from kubernetes_mgmt.lab.kube_api import (
 from kubernetes_mgmt.lab.kube_api.lcm import (
     InstantiateVnfRequest,
     LcmRunner,
-    MemoryStore,
+    runner_for,
 )
 from kubernetes_mgmt.lab.tacker_shapes import (
     HealVnfRequest,
@@ -28,8 +26,6 @@ from kubernetes_mgmt.lab.tacker_shapes import (
 )
 
 DATA = Path(__file__).resolve().parent.parent / 'data' / 'cnf'
-FAST = Timings(ready=10, scale=10, heal=10, delete=10, poll_first=0.01,
-               poll_ceiling=0.05, request=10)
 KINDS = {'ServiceAccount': ['db'], 'Secret': ['db-credentials'],
          'PersistentVolumeClaim': ['shared'], 'Role': ['db'],
          'RoleBinding': ['db'], 'StatefulSet': ['db'],
@@ -52,9 +48,7 @@ def double():
 
 
 def runner(double: KubeApiDouble, token: str) -> LcmRunner:
-    store = MemoryStore(packages={'vnfd-cnf': DATA})
-    return LcmRunner(KubernetesNamespacedDriver(store, FAST), store,
-                     double.access_info(token))
+    return runner_for(double.access_info(token), {'vnfd-cnf': DATA})
 
 
 def role_runner(double: KubeApiDouble) -> LcmRunner:

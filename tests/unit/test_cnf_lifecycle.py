@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from kubernetes_mgmt.cnf.driver import KubernetesNamespacedDriver
 from kubernetes_mgmt.cnf.errors import CnfError, CnfTimeout
 from kubernetes_mgmt.cnf.settings import Timings
 from kubernetes_mgmt.lab.kube_api import (
@@ -21,9 +20,10 @@ from kubernetes_mgmt.lab.kube_api import (
     namespace_role,
 )
 from kubernetes_mgmt.lab.kube_api.lcm import (
+    QUICK,
     InstantiateVnfRequest,
     LcmRunner,
-    MemoryStore,
+    runner_for,
 )
 from kubernetes_mgmt.lab.tacker_shapes import (
     HealVnfRequest,
@@ -33,16 +33,13 @@ from kubernetes_mgmt.lab.tacker_shapes import (
 
 DATA = Path(__file__).resolve().parent.parent / 'data' / 'cnf'
 WEB = {'lcm-kubernetes-def-files': ['Files/kubernetes/web.yaml']}
-FAST = Timings(ready=10, scale=10, heal=10, delete=10, poll_first=0.01,
-               poll_ceiling=0.05, request=10)
 CNF_KINDS = ('Deployment', 'Service', 'ConfigMap', 'Pod')
 
 
 def runner(double: KubeApiDouble, token: str,
-           timings: Timings = FAST) -> LcmRunner:
-    store = MemoryStore(packages={'vnfd-cnf': DATA})
-    return LcmRunner(KubernetesNamespacedDriver(store, timings), store,
-                     double.access_info(token))
+           timings: Timings = QUICK) -> LcmRunner:
+    return runner_for(double.access_info(token), {'vnfd-cnf': DATA},
+                      timings)
 
 
 def instantiate(lcm: LcmRunner, level: str | None = None, **params):

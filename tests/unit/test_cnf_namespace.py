@@ -12,20 +12,15 @@ from pathlib import Path
 import pytest
 
 from kubernetes_mgmt.cnf import plan
-from kubernetes_mgmt.cnf.driver import KubernetesNamespacedDriver
-from kubernetes_mgmt.cnf.settings import Timings
 from kubernetes_mgmt.errors import ValidationError
 from kubernetes_mgmt.lab.kube_api import KubeApiDouble, cluster_admin
 from kubernetes_mgmt.lab.kube_api.lcm import (
     InstantiateVnfRequest,
-    LcmRunner,
-    MemoryStore,
+    runner_for,
 )
 
 DATA = Path(__file__).resolve().parent.parent / 'data' / 'cnf'
 K8S = 'Files/kubernetes'
-FAST = Timings(ready=10, scale=10, heal=10, delete=10, poll_first=0.01,
-               poll_ceiling=0.05, request=10)
 
 
 def params(*files: str, **extra) -> dict:
@@ -184,9 +179,8 @@ def test_objects_are_created_in_dependency_order():
 def lab():
     with KubeApiDouble() as double:
         token = double.add_token('admin-token', cluster_admin())
-        store = MemoryStore(packages={'vnfd-cnf': DATA})
-        yield double, LcmRunner(KubernetesNamespacedDriver(store, FAST),
-                                store, double.access_info(token))
+        yield double, runner_for(double.access_info(token),
+                                 {'vnfd-cnf': DATA})
 
 
 @pytest.mark.parametrize('request_params, field', [

@@ -25,10 +25,12 @@ SERVER_FIELDS = ('uid', 'resourceVersion', 'creationTimestamp',
 
 
 def merge(base, patch):
-    """JSON merge patch (RFC 7386): maps merge, null deletes."""
-    if not isinstance(patch, dict) or not isinstance(base, dict):
+    """JSON merge patch (RFC 7386): maps merge, null deletes. (Strategic
+    merge patches are applied the same way, which is exact for the maps
+    and scalars the lab patches.)"""
+    if not isinstance(patch, dict):
         return copy.deepcopy(patch)
-    out = copy.deepcopy(base)
+    out = copy.deepcopy(base) if isinstance(base, dict) else {}
     for key, value in patch.items():
         if value is None:
             out.pop(key, None)

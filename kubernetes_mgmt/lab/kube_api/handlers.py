@@ -6,7 +6,8 @@ import copy
 import itertools
 from dataclasses import dataclass
 
-from kubernetes_mgmt.lab.kube_api import controllers, patch, rbac, selectors
+from kubernetes_mgmt.lab.emulated.kubectl_apply import merge
+from kubernetes_mgmt.lab.kube_api import controllers, rbac, selectors
 from kubernetes_mgmt.lab.kube_api.catalog import ApiKind
 from kubernetes_mgmt.lab.kube_api.controllers import Timing
 from kubernetes_mgmt.lab.kube_api.paths import Target
@@ -181,12 +182,12 @@ def patch_object(store: Store, req: Request,
                        f'{req.content_type or "(no content type)"}')
     current = _object(store, target)
     if target.subresource == 'scale':
-        changed = patch.merge(_scale_view(current), req.body)
+        changed = merge(_scale_view(current), req.body)
         return _set_replicas(store, req, current,
                              (changed.get('spec') or {}).get('replicas'),
                              timing)
     return _store_update(store, req, current,
-                         patch.merge(copy.deepcopy(current), req.body),
+                         merge(copy.deepcopy(current), req.body),
                          timing)
 
 

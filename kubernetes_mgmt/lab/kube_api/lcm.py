@@ -17,7 +17,9 @@ from pathlib import Path
 import yaml
 
 from kubernetes_mgmt.cnf import vnfd as vnfd_policies
+from kubernetes_mgmt.cnf.driver import KubernetesNamespacedDriver
 from kubernetes_mgmt.cnf.records import ResourceRecord
+from kubernetes_mgmt.cnf.settings import Timings
 from kubernetes_mgmt.cnf.vnfcs import VnfcSpec
 from kubernetes_mgmt.lab.tacker_shapes import (
     HealVnfRequest,
@@ -125,6 +127,11 @@ class MemoryStore:
 
     def save(self, vnf_instance) -> None:
         vnf_instance.save()
+
+
+# The double's controllers act within milliseconds: short waits.
+QUICK = Timings(ready=10, scale=10, heal=10, delete=10, poll_first=0.01,
+                poll_ceiling=0.05, request=10)
 
 
 @dataclass
@@ -256,3 +263,12 @@ class LcmRunner:
                 context=self.context, vnf_instance=instance,
                 vim_connection_info=vim, vnf_resource=row)
         instance.instantiated_vnf_info = None
+
+
+def runner_for(access_info: dict, packages: dict[str, Path],
+               timings: Timings = QUICK) -> LcmRunner:
+    """The namespaced driver with an in-memory store holding
+    ``packages`` (VNFD id -> package directory)."""
+    store = MemoryStore(packages=packages)
+    return LcmRunner(KubernetesNamespacedDriver(store, timings), store,
+                     access_info)
