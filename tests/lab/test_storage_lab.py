@@ -257,3 +257,22 @@ def test_storage_heal_re_registers_pvs_on_the_new_server(lab):
     assert len(on_storage(lab, 'exportfs', '-s').splitlines()) == \
         len(driving.STORAGE_EXPORTS)
     assert instance_state.load(instance).storage_server == new.server_id
+
+
+def test_whole_vnf_heal_sets_up_storage_and_pvs_again(lab):
+    lab, instance = lab
+    old_uids = {pv['metadata']['uid'] for pv in pvs(lab).values()}
+    driving.heal_whole(lab, instance)
+    new = storage_host(lab)
+    assert on_storage(lab, 'findmnt', '-n', '-o', 'SOURCE',
+                      driving.STORAGE_MOUNT).strip() == device(lab)
+    assert len(on_storage(lab, 'exportfs', '-s').splitlines()) == \
+        len(driving.STORAGE_EXPORTS)
+    found = pvs(lab)
+    assert sorted(found) == ['nfs-pv1', 'nfs-pv2']
+    assert not old_uids & {pv['metadata']['uid'] for pv in found.values()}
+    assert all(pv['spec']['nfs']['server'] == new.ip and
+               pv['status']['phase'] == 'Available' for pv in found.values())
+    nodes = [h for h in lab.state.hosts if h.role != 'storage']
+    assert all(nfs_client_installed(lab, h) for h in nodes)
+    assert instance_state.load(instance).storage_server == new.server_id
