@@ -248,33 +248,35 @@ class KubernetesNamespacedDriver:
         return None
 
     # -- heal -----------------------------------------------------------
-    def _heal_targets(self, vnf_instance, heal_vnf_request) -> list:
-        return healing.select(
+    @contextlib.contextmanager
+    def _healing(self, vnf_instance, vim_connection_info, heal_vnf_request
+                 ) -> Iterator[tuple[kube.KubeSession, list, str]]:
+        """(session, VNFCs to heal, namespace) of a heal request."""
+        namespace = instance.namespace_of(vnf_instance)
+        targets = healing.select(
             vnf_instance.instantiated_vnf_info.vnfc_resource_info,
             fields.value(heal_vnf_request, 'vnfc_instance_id', []))
+        with self._session(vim_connection_info.access_info) as session:
+            yield session, targets, namespace
 
     def heal_vnf(self, context, vnf_instance, vim_connection_info,
                  heal_vnf_request):
-        namespace = instance.namespace_of(vnf_instance)
-        targets = self._heal_targets(vnf_instance, heal_vnf_request)
-        with self._session(vim_connection_info.access_info) as session:
-            healing.heal(session, targets, namespace, self._timings)
+        with self._healing(vnf_instance, vim_connection_info,
+                           heal_vnf_request) as (session, targets, ns):
+            healing.heal(session, targets, ns, self._timings)
 
     def heal_vnf_wait(self, context, vnf_instance, vim_connection_info,
                       heal_vnf_request):
-        namespace = instance.namespace_of(vnf_instance)
-        targets = self._heal_targets(vnf_instance, heal_vnf_request)
-        with self._session(vim_connection_info.access_info) as session:
-            healing.wait_healed(session, targets, namespace, self._timings)
+        with self._healing(vnf_instance, vim_connection_info,
+                           heal_vnf_request) as (session, targets, ns):
+            healing.wait_healed(session, targets, ns, self._timings)
 
     def post_heal_vnf(self, context, vnf_instance, vim_connection_info,
                       heal_vnf_request):
-        namespace = instance.namespace_of(vnf_instance)
-        targets = self._heal_targets(vnf_instance, heal_vnf_request)
-        with self._session(vim_connection_info.access_info) as session:
-            healing.rename(
-                session, vnf_instance.instantiated_vnf_info
-                .vnfc_resource_info, targets, namespace)
+        with self._healing(vnf_instance, vim_connection_info,
+                           heal_vnf_request) as (session, targets, ns):
+            healing.rename(session, vnf_instance.instantiated_vnf_info
+                           .vnfc_resource_info, targets, ns)
 
     # -- terminate ------------------------------------------------------
     @staticmethod

@@ -32,11 +32,12 @@ class VnfcResourceInfo:
 
 @dataclass
 class InstantiatedVnfInfo:
-    instance_id: str                     # the Heat stack id
+    instance_id: str = ''                # the Heat stack id (VNFs)
     flavour_id: str = 'simple'
     additional_params: dict = field(default_factory=dict)
     vnfc_resource_info: list[VnfcResourceInfo] = field(
         default_factory=list)
+    metadata: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -56,6 +57,8 @@ class VnfInstance:
         default_factory=list)
     vnf_metadata: dict = field(default_factory=dict)
     saves: int = 0
+    vnfd_id: str = ''
+    tenant_id: str = 'tenant-1'
 
     def save(self) -> None:
         # Tacker persists the object; here we only count, so tests can
@@ -68,6 +71,7 @@ class InstantiateVnfRequest:
     flavour_id: str
     additional_params: dict = field(default_factory=dict)
     vim_connection_info: list = field(default_factory=list)
+    instantiation_level_id: str | None = None
 
     @classmethod
     def from_body(cls, body: dict[str, Any]) -> InstantiateVnfRequest:

@@ -6,7 +6,7 @@ with backoff up to ``[kubernetes_mgmt] volume_timeout``.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kubernetes_mgmt import redact
@@ -63,24 +63,14 @@ def register(session: SshSession, manifests: Sequence[PvManifest], *,
     kubectl(session, ['apply', '-f', '-'], input=json.dumps(listing),
             step='register persistent volumes')
     names = [m.name for m in manifests]
-    last: dict[str, PvStatus] = {}
 
-    def all_registered() -> bool:
-        nonlocal last
-        last = statuses(session, names)
-        return all(n in last and last[n].phase in REGISTERED
-                   for n in names)
+    def pending(found: dict[str, PvStatus]) -> list[str]:
+        return [f'{n} ({found[n].phase if n in found else "missing"})'
+                for n in names if n not in found
+                or found[n].phase not in REGISTERED]
 
-    try:
-        poll(all_registered, deadline=deadline,
-             what='persistent volumes Available')
-    except TimeoutError:
-        raise MgmtDriverError(
-            f'[{session.endpoint.name}] register persistent volumes: not '
-            f'Available after {deadline:g} s: ' + ', '.join(
-                f'{n} ({last[n].phase if n in last else "missing"})'
-                for n in names if n not in last
-                or last[n].phase not in REGISTERED)) from None
+    _wait(session, names, pending, deadline=deadline,
+          what='register persistent volumes: not Available')
     LOG.info('[%s] persistent volumes registered: %s',
              session.endpoint.name, ', '.join(names))
 
@@ -107,17 +97,26 @@ def delete(session: SshSession, names: Sequence[str], *,
     kubectl(session, ['delete', 'persistentvolume', *sorted(present),
                       '--ignore-not-found', '--wait=false'],
             step='delete persistent volumes')
-    left: dict[str, PvStatus] = dict(present)
+    _wait(session, names, lambda found: [
+        f'{s.name} ({s.phase})' for s in found.values()],
+        deadline=deadline, what='delete persistent volumes: still present')
 
-    def gone() -> bool:
+
+def _wait(session: SshSession, names: Sequence[str],
+          pending: Callable[[dict[str, PvStatus]], list[str]], *,
+          deadline: float, what: str) -> None:
+    """Poll the PVs until ``pending`` (what is not there yet) is empty;
+    then raise naming what still was."""
+    left: list[str] = []
+
+    def done() -> bool:
         nonlocal left
-        left = statuses(session, names)
+        left = pending(statuses(session, names))
         return not left
 
     try:
-        poll(gone, deadline=deadline, what='persistent volumes deleted')
+        poll(done, deadline=deadline, what=what)
     except TimeoutError:
         raise MgmtDriverError(
-            f'[{session.endpoint.name}] delete persistent volumes: still '
-            f'present after {deadline:g} s: ' + ', '.join(
-                f'{s.name} ({s.phase})' for s in left.values())) from None
+            f'[{session.endpoint.name}] {what} after {deadline:g} s: '
+            f'{", ".join(left)}') from None

@@ -276,3 +276,20 @@ def test_whole_vnf_heal_sets_up_storage_and_pvs_again(lab):
     nodes = [h for h in lab.state.hosts if h.role != 'storage']
     assert all(nfs_client_installed(lab, h) for h in nodes)
     assert instance_state.load(instance).storage_server == new.server_id
+
+
+def test_a_pv_that_never_becomes_available_fails_naming_it(lab, tmp_path):
+    # Last: it leaves nfs-pv2 bound to a claim that does not exist.
+    lab, instance = lab
+    package = _package_copy(lab, tmp_path)
+    manifest = package / driving.PV_MANIFESTS[1]
+    manifest.write_text(manifest.read_text().replace('spec:\n', (
+        'spec:\n  claimRef: {namespace: default, name: gone}\n'), 1))
+    request, _ = driving.new_instance(lab)
+    with driving.driver_options(lab, vnf_package_dir=str(package),
+                                volume_timeout=2):
+        with pytest.raises(MgmtDriverError) as info:
+            driving.instantiate_end(request, instance, lab)
+    assert 'register persistent volumes: not Available after 2 s: ' \
+        'nfs-pv2 (Released)' in str(info.value)
+    assert pvs(lab)['nfs-pv1']['status']['phase'] == 'Available'

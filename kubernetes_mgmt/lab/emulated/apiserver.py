@@ -17,7 +17,6 @@ import ssl
 import subprocess
 import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from kubernetes_mgmt.lab.emulated import kubeconfig, store
@@ -88,16 +87,17 @@ class Handler(BaseHTTPRequestHandler):
 def _watchdog(server: ThreadingHTTPServer, pidfile: str, cdir: str):
     """Exit when our pid file is gone or rewritten (host reset or lab
     torn down), so no stand-in outlives its host."""
-    while True:
-        time.sleep(1.0)
+    def orphaned() -> bool:
         try:
             with open(pidfile, encoding='utf-8') as f:
                 mine = f.read().strip() == str(os.getpid())
         except OSError:
             mine = False
-        if not mine or not os.path.isdir(cdir):
-            server.shutdown()
-            return
+        return not mine or not os.path.isdir(cdir)
+
+    # Checked once a second for as long as the server runs.
+    wait_until(orphaned, deadline=float('inf'), first=1.0, ceiling=1.0)
+    server.shutdown()
 
 
 def serve(args: argparse.Namespace) -> None:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 
 import yaml
 
@@ -26,6 +25,7 @@ from kubernetes_mgmt.lab.emulated.kubectl_common import (
     scoped_ns,
 )
 from kubernetes_mgmt.lab.emulated.runner import CommandError
+from kubernetes_mgmt.remote.retry import wait_until
 
 LABEL_FLAGS = [Flag('overwrite', value=False), Flag('all', value=False),
                Flag('selector', short='l'), Flag('output', short='o'),
@@ -206,19 +206,23 @@ def _collect_garbage(state: dict, kind: str, meta: dict) -> None:
             for o in p['metadata'].get('ownerReferences', []))]
 
 
+# kubectl's --timeout=0 means "wait a week".
+_FOREVER = 7 * 24 * 3600.0
+
+
 def _wait_gone(session: Session, pending: list[tuple], timeout: float):
-    deadline = time.monotonic() + timeout if timeout else None
-    while pending:
+    def all_gone() -> bool:
+        nonlocal pending
         state = session.read()
         pending = [(k, n, ns) for k, n, ns in pending
                    if cluster.find(state, k.kind, n, ns) is not None]
-        if not pending:
-            return
-        if deadline is not None and time.monotonic() >= deadline:
-            kind, name, _ = pending[0]
-            raise KubectlError(f'timed out waiting for the condition on '
-                               f'{kind.plural}/{name}')
-        time.sleep(0.2)
+        return not pending
+
+    if not wait_until(all_gone, deadline=timeout or _FOREVER, first=0.05,
+                      ceiling=0.2):
+        kind, name, _ = pending[0]
+        raise KubectlError(f'timed out waiting for the condition on '
+                           f'{kind.plural}/{name}')
 
 
 def _targets_from_files(session: Session) -> list[tuple]:

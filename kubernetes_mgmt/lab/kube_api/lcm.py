@@ -23,40 +23,15 @@ from kubernetes_mgmt.cnf.settings import Timings
 from kubernetes_mgmt.cnf.vnfcs import VnfcSpec
 from kubernetes_mgmt.lab.tacker_shapes import (
     HealVnfRequest,
+    InstantiatedVnfInfo,
+    InstantiateVnfRequest,
     ResourceHandle,
     ScaleVnfRequest,
     TerminateVnfRequest,
     VimConnectionInfo,
     VnfcResourceInfo,
+    VnfInstance,
 )
-
-
-@dataclass
-class InstantiatedVnfInfo:
-    flavour_id: str
-    additional_params: dict = field(default_factory=dict)
-    instance_id: str = ''
-    vnfc_resource_info: list[VnfcResourceInfo] = field(default_factory=list)
-
-
-@dataclass
-class VnfInstance:
-    id: str
-    vnfd_id: str
-    tenant_id: str = 'tenant-1'
-    vnf_metadata: dict = field(default_factory=dict)
-    instantiated_vnf_info: InstantiatedVnfInfo | None = None
-    saves: int = 0
-
-    def save(self) -> None:
-        self.saves += 1
-
-
-@dataclass
-class InstantiateVnfRequest:
-    flavour_id: str
-    additional_params: dict = field(default_factory=dict)
-    instantiation_level_id: str | None = None
 
 
 @dataclass
