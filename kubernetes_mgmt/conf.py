@@ -107,6 +107,23 @@ heat_opts = [
                help='Token sent with requests to heat_endpoint.'),
 ]
 
+# What the driver stores in each VNF instance, and how it is protected.
+state_opts = [
+    cfg.StrOpt('state_key_file',
+               default='/etc/tacker/kubernetes_mgmt/state.key',
+               help='File holding the key that signs the driver\'s state '
+                    'stored in each VNF instance (vnf_metadata), so that '
+                    'an edit through Tacker\'s API is detected. Created '
+                    '(mode 0600) on first use; every tacker-conductor host '
+                    'of a site needs the same file, and it must be kept '
+                    'like Tacker\'s VIM keys.'),
+    cfg.BoolOpt('trust_unsigned_state', default=False,
+                help='Accept, once, driver state stored without '
+                     'signatures by plugin versions before 0.2, and sign '
+                     'it. Only for upgrading such VNF instances; turn it '
+                     'off again afterwards.'),
+]
+
 # The CNF infra driver (kubernetes-namespaced): how long it waits.
 cnf_opts = [
     cfg.IntOpt('ready_timeout', default=600, min=1,
@@ -125,7 +142,7 @@ cnf_opts = [
 ]
 
 _ALL = (ssh_opts, orchestration_opts, kubernetes_opts, heat_opts,
-        tacker_opts)
+        tacker_opts, state_opts)
 
 
 def register_opts(conf: cfg.ConfigOpts = cfg.CONF) -> None:

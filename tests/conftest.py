@@ -27,3 +27,19 @@ def _private_redaction_state(monkeypatch):
     from kubernetes_mgmt import redact
     monkeypatch.setattr(redact, '_secrets', set(redact._secrets))
     monkeypatch.setattr(redact, '_pattern', redact._pattern)
+
+
+@pytest.fixture(autouse=True)
+def _private_state_key(tmp_path_factory):
+    # The key that signs stored driver state lives beside tacker.conf on a
+    # site; tests keep theirs (one per session) out of /etc.
+    from oslo_config import cfg
+
+    import kubernetes_mgmt.conf  # noqa: F401  (registers the options)
+    # A default, not an override: lab.driving.driver_options clears the
+    # overrides it set when it ends.
+    path = tmp_path_factory.getbasetemp() / 'state-key' / 'state.key'
+    default = cfg.CONF.kubernetes_mgmt.state_key_file
+    cfg.CONF.set_default('state_key_file', str(path), 'kubernetes_mgmt')
+    yield
+    cfg.CONF.set_default('state_key_file', default, 'kubernetes_mgmt')

@@ -79,3 +79,15 @@ def wait_until_ready(session: SshSession, names: Iterable[str], *,
 def _ready(node: dict) -> bool:
     return any(c.get('type') == 'Ready' and c.get('status') == 'True'
                for c in node.get('status', {}).get('conditions', []))
+
+
+def server_version(session: SshSession) -> str | None:
+    """The API server's version (``v1.37.2``), or None if it does not
+    say."""
+    out = kubectl(session, ['version', '-o', 'json'],
+                  step='API server version').stdout
+    try:
+        version = json.loads(out).get('serverVersion', {}).get('gitVersion')
+    except (ValueError, AttributeError):
+        return None
+    return version if isinstance(version, str) and version else None

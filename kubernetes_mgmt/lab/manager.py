@@ -56,6 +56,7 @@ DEFAULT_MIRROR_PORT = 8090
 MARKER = '.kubernetes-mgmt-lab'     # names the lab; only such roots are
 CONFIG_FILE = 'kubernetes_mgmt.conf'  # ever deleted
 PACKAGE_DIR = 'package'             # stands in for the unpacked VNF package
+STATE_KEY_FILE = 'state.key'
 VIM_REGISTRY_FILE = 'vims.json'
 MAX_PARALLEL = 16
 ROLES = ('master', 'worker', 'storage')
@@ -194,6 +195,11 @@ class Lab:
     def vim_registry_file(self) -> str:
         return os.path.join(self.root, VIM_REGISTRY_FILE)
 
+    @property
+    def state_key_file(self) -> str:
+        """The key that signs the driver state of this lab's VNFs."""
+        return os.path.join(self.root, STATE_KEY_FILE)
+
     def _refuse_running(self) -> None:
         if os.path.exists(self.state_file):
             raise LabError(f'a lab is already up at {self.root}; run '
@@ -307,6 +313,7 @@ class Lab:
                 f'cni_manifest = {site}{mirror.CALICO_PATH}\n'
                 'vim_registry = file\n'
                 f'vim_registry_file = {self.vim_registry_file}\n'
+                f'state_key_file = {self.state_key_file}\n'
                 'host_key_checking = true\n'
                 '\n[kubernetes_mgmt_lab]\n'
                 f'state_file = {self.state_file}\n')

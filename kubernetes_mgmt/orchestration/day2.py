@@ -8,12 +8,15 @@ host keys are written back to the instance when the operation ends.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from kubernetes_mgmt import instance_state, redact, tacker_objects
 from kubernetes_mgmt.cluster.plan import ClusterPlan, Node, build_plan
+from kubernetes_mgmt.cluster.record import ClusterRecord
 from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.instance_state import DriverState, NodeRecord
 from kubernetes_mgmt.orchestration.instantiate import host_keys
@@ -24,6 +27,7 @@ from kubernetes_mgmt.params.validate import read_stored_params
 from kubernetes_mgmt.remote.ssh import Sessions
 from kubernetes_mgmt.topology.heat import read_topology
 from kubernetes_mgmt.topology.heat_client import heat_client_for
+from kubernetes_mgmt.topology.model import Topology
 
 LOG = redact.get_logger(__name__)
 
@@ -51,11 +55,11 @@ class Day2:
 
     @classmethod
     def load(cls, operation: str, context: Any, vnf_instance: Any) -> Day2:
-        """Read and validate what Tacker stored; touches no host."""
+        """Read and verify what Tacker stored; touches no host."""
         instance_id = tacker_objects.instance_id(vnf_instance)
+        state = instance_state.load(vnf_instance)  # refuses tampered ones
         return cls(operation, context, vnf_instance,
-                   stored_params(vnf_instance),
-                   instance_state.load(vnf_instance),
+                   stored_params(vnf_instance), state,
                    Progress(operation, instance_id))
 
     @property
@@ -63,14 +67,47 @@ class Day2:
         return tacker_objects.instance_id(self.vnf_instance)
 
     def read_plan(self, vnf: dict | None = None) -> ClusterPlan:
-        """The cluster as the current Heat stack holds it."""
+        """The cluster as the current Heat stack holds it, planned from
+        the cluster's record."""
         with self.progress.phase('read topology'):
             heat = heat_client_for(self.vnf_instance, self.context)
             topology = read_topology(
                 heat, tacker_objects.stack_id(self.vnf_instance, vnf),
                 self.params)
+            root = package_dir(self.context, self.vnf_instance)
+            record = self.state.record or self._legacy_record(topology,
+                                                              root)
             return build_plan(self.instance_id, self.params, topology,
-                              package_dir(self.context, self.vnf_instance))
+                              root, record=record)
+
+    def _legacy_record(self, topology: Topology, root: Path
+                       ) -> ClusterRecord:
+        """A cluster instantiated by plugin 0.1 has no record: rebuild
+        one from what that version stored (endpoint, LB port, VRRP id)
+        and today's configuration for the rest, and keep it."""
+        if not self.state.nodes:
+            raise MgmtDriverError(
+                f'{self.operation}: VNF instance {self.instance_id} has no '
+                'cluster record (the driver state stored at instantiate): '
+                'it was not instantiated by this driver, or its '
+                'instantiate never reached the VMs. Heal the whole VNF to '
+                'install the cluster again.')
+        state = self.state
+        today = build_plan(self.instance_id, self.params, topology,
+                           root).freeze()
+        record = dataclasses.replace(
+            today,
+            control_plane_endpoint=state.control_plane_endpoint
+            or today.control_plane_endpoint,
+            auth_url=state.auth_url or today.auth_url,
+            lb_port=state.lb_port or today.lb_port,
+            vrrp_router_id=state.vrrp_router_id or today.vrrp_router_id)
+        LOG.warning('%s %s: no cluster record (instantiated by an older '
+                    'plugin version): recorded %s from the stored state '
+                    'and today\'s configuration', self.operation,
+                    self.instance_id, record)
+        state.record = record
+        return record
 
     def helper(self, plan: ClusterPlan, avoid: Collection[str]) -> Node:
         """The master that runs kubectl, etcdctl and refresh-join: the

@@ -1,10 +1,12 @@
 """instantiate_end: from the VNF's VMs to a registered Kubernetes VIM."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from kubernetes_mgmt import instance_state, redact, tacker_objects
 from kubernetes_mgmt.cluster.admin_account import AdminCredentials
+from kubernetes_mgmt.cluster.kubectl import server_version
 from kubernetes_mgmt.cluster.placement import node_labels
 from kubernetes_mgmt.cluster.plan import ClusterPlan, build_plan
 from kubernetes_mgmt.conf import CONF
@@ -41,29 +43,36 @@ def instantiate(context: Any, vnf_instance: Any, params: ClusterParams,
     Returns the timing of the phases."""
     instance_id = tacker_objects.instance_id(vnf_instance)
     progress = Progress(operation, instance_id)
+    state = instance_state.load(vnf_instance)   # refuses a tampered one
     with progress.phase('read topology'):
         heat = heat_client_for(vnf_instance, context)
-        topology = read_topology(
-            heat, tacker_objects.stack_id(vnf_instance, vnf), params)
+        stack_id = tacker_objects.stack_id(vnf_instance, vnf)
+        topology = read_topology(heat, stack_id, params)
+        # A re-run, or a rebuild of the whole VNF, follows the record of
+        # the cluster's first build; a new stack has a new endpoint.
         plan = build_plan(instance_id, params, topology,
-                          package_dir(context, vnf_instance))
+                          package_dir(context, vnf_instance),
+                          record=state.record,
+                          keep_endpoint=state.stack_id == stack_id)
         labels = node_labels(plan.topology, plan.nodes, zones or {})
     LOG.info('instance %s: %d master(s), %d worker(s), endpoint %s',
              instance_id, len(plan.masters), len(plan.workers),
              plan.control_plane_endpoint)
-    state = instance_state.load(vnf_instance)
+    if state.record is None or state.stack_id != stack_id:
+        state.record = plan.freeze()    # frozen before any host changes
     keys = host_keys(state)
     try:
         with Sessions(keys) as sessions:
             progress.sessions = sessions
             setup = ClusterSetup(plan, sessions, progress)
             admin = _build(setup, plan, sessions, progress)
+            _record_patch(state, setup)
             setup.label_nodes(labels)
             storage.register_volumes(plan, setup.session(setup.first),
                                      progress)
     finally:
         # Keep what was learnt even when a phase failed: a re-run then
-        # checks the same host keys.
+        # checks the same host keys and builds the same cluster.
         state.host_keys = dict(keys.known)
         _remember_cluster(state, plan)
         instance_state.save(vnf_instance, state)
@@ -87,6 +96,15 @@ def _build(setup: ClusterSetup, plan: ClusterPlan, sessions: Sessions,
     admin, _ = for_each(steps, lambda step: step[1](), phase='install',
                         label=lambda step: step[0], parallel=2)
     return admin
+
+
+def _record_patch(state: DriverState, setup: ClusterSetup) -> None:
+    """The patch release kubeadm installed, once the API answers."""
+    record = state.record
+    if record is not None and record.kubernetes_patch is None:
+        state.record = dataclasses.replace(
+            record,
+            kubernetes_patch=server_version(setup.session(setup.first)))
 
 
 def register_vim(context: Any, vnf_instance: Any, plan: ClusterPlan,

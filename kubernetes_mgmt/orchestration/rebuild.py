@@ -51,7 +51,9 @@ def rebuild_end(context: Any, vnf_instance: Any, vnf: dict | None = None,
 
 
 def _fresh(state: DriverState, keep_vim: bool = False) -> DriverState:
-    fresh = DriverState()
+    """Nothing of the old VMs; the cluster record stays, so that the
+    cluster is rebuilt as it was built (version, CNI, ports, CIDRs)."""
+    fresh = DriverState(cluster=state.cluster)
     if keep_vim:
         fresh.vim_id, fresh.vim_name = state.vim_id, state.vim_name
     return fresh

@@ -72,6 +72,10 @@ class FileVimRegistry:
                  entry['id'], spec.auth_url, self.path)
         return _record(entry)
 
+    def get(self, context: Any, vim_id: str) -> VimRecord | None:
+        entry = self._by_id(self._load(), vim_id)
+        return _record(entry) if entry else None
+
     def delete(self, context: Any, vim_id: str) -> None:
         with self._locked() as data:
             data['vims'] = [v for v in data['vims'] if v['id'] != vim_id]

@@ -13,6 +13,9 @@ class VimRegistry(Protocol):
     def find(self, context: Any, name: str) -> VimRecord | None:
         """The VIM named ``name``, or None."""
 
+    def get(self, context: Any, vim_id: str) -> VimRecord | None:
+        """The VIM with this id, or None."""
+
     def register(self, context: Any, spec: VimSpec) -> VimRecord:
         """Register ``spec``; reuse a VIM with the same name and URL;
         refuse (VimError) one with the same name and another URL."""

@@ -21,17 +21,35 @@ class VimInUse(VimError):
 
 
 def _vim_id(context: Any, state: DriverState) -> str | None:
-    """The VIM this instance registered. Without a stored id (a run that
-    failed right after registering) the VIM of the stored name counts,
-    but only if it points at this cluster's URL."""
+    """The VIM this instance registered, if it is still this cluster's:
+    its name and URL must match what the driver recorded (the id alone
+    could name a VIM that was deleted and re-registered for another
+    cluster). Without a stored id (a run that failed right after
+    registering) the VIM of the stored name counts on the same terms."""
+    registry = registry_for()
+    auth_url = _recorded_url(state)
     if state.vim_id:
-        return state.vim_id
-    if not (state.vim_name and state.auth_url):
+        found = registry.get(context, state.vim_id)
+        if found is None:
+            return None
+        if found.name == state.vim_name and auth_url and \
+                same_url(found.auth_url, auth_url):
+            return found.id
+        LOG.warning('VIM %s is %r for %s, not the %r for %s that this '
+                    'cluster registered: it is left alone', found.id,
+                    found.name, found.auth_url, state.vim_name, auth_url)
         return None
-    found = registry_for().find(context, state.vim_name)
-    if found is not None and same_url(found.auth_url, state.auth_url):
+    if not (state.vim_name and auth_url):
+        return None
+    found = registry.find(context, state.vim_name)
+    if found is not None and same_url(found.auth_url, auth_url):
         return found.id
     return None
+
+
+def _recorded_url(state: DriverState) -> str | None:
+    record = state.record
+    return record.auth_url if record is not None else state.auth_url
 
 
 def refuse_if_in_use(context: Any, vnf_instance: Any, state: DriverState,
@@ -59,8 +77,10 @@ def release_vim(context: Any, vnf_instance: Any, state: DriverState) -> None:
     if vim_id is not None:
         registry_for().delete(context, vim_id)
         LOG.info('VIM %s (%s) deleted', state.vim_name or '', vim_id)
-        remove_vim_connection(vnf_instance, vim_id)
     else:
-        LOG.info('instance %s: no VIM registered: nothing to delete',
+        LOG.info('instance %s: no VIM of this cluster is registered: '
+                 'nothing to delete',
                  tacker_objects.instance_id(vnf_instance))
+    if state.vim_id:
+        remove_vim_connection(vnf_instance, state.vim_id)
     state.vim_id = None

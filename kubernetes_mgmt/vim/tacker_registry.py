@@ -92,6 +92,13 @@ class TackerVimRegistry:
                 return _record(vim)
         return None
 
+    def get(self, context: Any, vim_id: str) -> VimRecord | None:
+        not_found, _ = _nfvo_exceptions()
+        try:
+            return _record(self._plugin().get_vim(context, vim_id))
+        except not_found:
+            return None
+
     def register(self, context: Any, spec: VimSpec) -> VimRecord:
         tenant = spec.tenant_id or context.project_id
         existing = self._find(context, spec.name, tenant)
