@@ -8,7 +8,9 @@ from pathlib import Path
 
 from kubernetes_mgmt.cluster.naming import node_name
 from kubernetes_mgmt.cluster.proxy import no_proxy
+from kubernetes_mgmt.cluster.script import check_contract
 from kubernetes_mgmt.conf import CONF
+from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.orchestration.access import endpoint_for
 from kubernetes_mgmt.package import package_file
 from kubernetes_mgmt.params.model import ClusterParams
@@ -17,13 +19,31 @@ from kubernetes_mgmt.storage.pv_manifests import PvManifest, load_pv_manifests
 from kubernetes_mgmt.topology.model import Host, Topology
 
 API_PORT = 6443
-# Pinned upstream manifests, used when [kubernetes_mgmt] cni_manifest is
-# not set (sites without internet set it to a mirror or package file).
+# kubeadm's default imageRepository: containerd's sandbox (pause) image
+# comes from here too unless [kubernetes_mgmt] image_repository is set.
+DEFAULT_IMAGE_REPOSITORY = 'registry.k8s.io'
+
+
+@dataclass(frozen=True)
+class PinnedManifest:
+    url: str
+    sha256: str     # of the file at url, as downloaded
+
+
+# Upstream manifests pinned by content, used when [kubernetes_mgmt]
+# cni_manifest is not set (sites without internet set it to a mirror or
+# package file). Both are the files at the release tag in the projects'
+# git repositories, hashed from there; see the README ("Pod network")
+# for which Kubernetes minors each project lists.
 CNI_MANIFESTS = {
-    'calico': 'https://raw.githubusercontent.com/projectcalico/calico/'
-              'v3.29.1/manifests/calico.yaml',
-    'flannel': 'https://github.com/flannel-io/flannel/releases/download/'
-               'v0.26.1/kube-flannel.yml',
+    'calico': PinnedManifest(
+        'https://raw.githubusercontent.com/projectcalico/calico/'
+        'v3.32.1/manifests/calico.yaml',
+        'a1df919d9721cf667accdc3e72848911b0cb25cfab7d2478ad0c996302c95744'),
+    'flannel': PinnedManifest(
+        'https://raw.githubusercontent.com/flannel-io/flannel/'
+        'v0.28.9/Documentation/kube-flannel.yml',
+        'e875824be2f552b45711dbda91af81b17eb961d00025d914d9fef18fad8f09c0'),
 }
 
 
@@ -45,6 +65,7 @@ class Node:
 @dataclass(frozen=True)
 class CniSource:
     name: str
+    sha256: str                     # the node checks the manifest against it
     url: str | None = None          # fetched by the node
     package_path: Path | None = None  # uploaded by the driver
 
@@ -65,6 +86,16 @@ class ClusterPlan:
     vim_name: str
     storage: Node | None = None     # the NFS server VM (not a node)
     persistent_volumes: tuple[PvManifest, ...] = ()
+    # [kubernetes_mgmt] image_repository (None: kubeadm's default); the
+    # control-plane images and containerd's sandbox image come from it.
+    image_repository: str | None = None
+
+    @property
+    def sandbox_repository(self) -> str:
+        """Registry path of containerd's sandbox (pause) image; its tag
+        is the one the nodes' kubeadm names for the cluster's version
+        (prepare prints the whole image as SANDBOX_IMAGE)."""
+        return self.image_repository or DEFAULT_IMAGE_REPOSITORY
 
     @property
     def ha(self) -> bool:
@@ -100,6 +131,10 @@ class ClusterPlan:
 def build_plan(instance_id: str, params: ClusterParams, topology: Topology,
                package_root: Path) -> ClusterPlan:
     conf = CONF.kubernetes_mgmt
+    script = package_file(package_root, params.script_path)
+    # Before anything touches a VM: a script of another plugin version
+    # would misread the keys this driver sends.
+    check_contract(script, f'{params.script_path} of the VNF package')
     cluster_ips = [topology.cluster_ip]
     if topology.cluster_fip:
         cluster_ips.append(topology.cluster_fip)
@@ -117,12 +152,13 @@ def build_plan(instance_id: str, params: ClusterParams, topology: Topology,
         no_proxy=no_proxy(params, cluster_ips,
                           [h.nic_ip for h in topology.hosts]),
         cni=_cni_source(package_root),
-        script=package_file(package_root, params.script_path),
+        script=script,
         vim_name=params.vim_name or f'kubernetes-{instance_id}',
         storage=_nodes((topology.storage,), params)[0]
         if topology.storage else None,
         persistent_volumes=load_pv_manifests(package_root, params,
                                              topology.nfs_servers),
+        image_repository=conf.image_repository or None,
     )
 
 
@@ -145,9 +181,28 @@ def _nodes(hosts: tuple[Host, ...], params: ClusterParams
 
 
 def _cni_source(package_root: Path) -> CniSource:
+    """The manifest and the SHA-256 the node checks it against: pinned
+    for the defaults; cni_manifest_sha256 for a URL override (required);
+    for a package file the file's own hash (TOSCA.meta already pins it
+    in the package), checked against cni_manifest_sha256 when given."""
     conf = CONF.kubernetes_mgmt
-    manifest = conf.cni_manifest or CNI_MANIFESTS[conf.cni]
-    if '://' in manifest:
-        return CniSource(conf.cni, url=manifest)
-    return CniSource(conf.cni,
-                     package_path=package_file(package_root, manifest))
+    if not conf.cni_manifest:
+        pinned = CNI_MANIFESTS[conf.cni]
+        return CniSource(conf.cni, pinned.sha256, url=pinned.url)
+    wanted = (conf.cni_manifest_sha256 or '').lower() or None
+    if '://' in conf.cni_manifest:
+        if wanted is None:
+            raise MgmtDriverError(
+                '[kubernetes_mgmt] cni_manifest is a URL '
+                f'({conf.cni_manifest}): set [kubernetes_mgmt] '
+                'cni_manifest_sha256 to the SHA-256 of that file, so that '
+                'nodes apply only that content')
+        return CniSource(conf.cni, wanted, url=conf.cni_manifest)
+    path = package_file(package_root, conf.cni_manifest)
+    actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    if wanted is not None and actual != wanted:
+        raise MgmtDriverError(
+            f'[kubernetes_mgmt] cni_manifest {conf.cni_manifest} of the VNF '
+            f'package has SHA-256 {actual}, but cni_manifest_sha256 is '
+            f'{wanted}')
+    return CniSource(conf.cni, actual, package_path=path)
