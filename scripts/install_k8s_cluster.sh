@@ -585,23 +585,26 @@ toml_with_key() { # FILE HEADER KEY VALUE
 # (config version 2: sandbox_image of the CRI plugin) and 2.x (version 3:
 # sandbox of the CRI images plugin's pinned_images).
 patch_containerd_config() { # FILE SANDBOX_IMAGE
-    local runc="^[[:space:]]*\\[plugins\\.(\"io\\.containerd\\.grpc\\.v1\\.cri\"|'io\\.containerd\\.cri\\.v1\\.runtime')\\.containerd\\.runtimes\\.runc\\.options\\][[:space:]]*$"
-    local layout
+    local layout cri runc sandbox_key sandbox
     layout=$(containerd_config_version "$1")
     case $layout in
-        2) toml_with_key "$1" "[plugins.'io.containerd.grpc.v1.cri']" sandbox_image "\"$2\"" ;;
-        3) toml_with_key "$1" "[plugins.'io.containerd.cri.v1.images'.pinned_images]" sandbox "'$2'" ;;
+        2) cri="[plugins.'io.containerd.grpc.v1.cri']"
+           runc="[plugins.'io.containerd.grpc.v1.cri'.containerd.runtimes.runc.options]"
+           sandbox_key=sandbox_image sandbox="\"$2\"" ;;
+        3) cri="[plugins.'io.containerd.cri.v1.images'.pinned_images]"
+           runc="[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]"
+           sandbox_key=sandbox sandbox="'$2'" ;;
         *) die "/etc/containerd/config.toml has config version '${layout:0:10}': 2 (containerd 1.x) or 3 (2.x) is supported" ;;
-    esac >"$1.sandbox"
-    sed -E -e 's/^([[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*)false/\1true/' \
-        -e "s#^([[:space:]]*config_path[[:space:]]*=[[:space:]]*)(\"\"|'')#\\1\"$CERTS_D\"#" \
-        "$1.sandbox" >"$1.new"
-    rm -f "$1.sandbox"
-    if ! grep -q 'SystemdCgroup' "$1.new"; then
-        sed -E -i "\\#$runc#a SystemdCgroup = true" "$1.new"
-    fi
-    grep -Eq '^[[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*true' "$1.new" ||
+    esac
+    # Quotes aside, the runc options table must be there (it names the
+    # runtime we configure; a new one would lack runtime_type).
+    awk -v h="$runc" '{ l = $0; gsub(/"/, "\047", l); sub(/^[[:space:]]+/, "", l); sub(/[[:space:]]*(#.*)?$/, "", l) }
+        l == h { f = 1 } END { exit !f }' "$1" ||
         die 'cannot find the runc options in /etc/containerd/config.toml'
+    toml_with_key "$1" "$cri" "$sandbox_key" "$sandbox" >"$1.step"
+    toml_with_key "$1.step" "$runc" SystemdCgroup true |
+        sed -E "s#^([[:space:]]*config_path[[:space:]]*=[[:space:]]*)(\"\"|'')#\\1\"$CERTS_D\"#" >"$1.new"
+    rm -f "$1.step"
 }
 
 configure_containerd() {

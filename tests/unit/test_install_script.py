@@ -9,10 +9,14 @@ import hashlib
 import os
 import shutil
 import subprocess
-import tomllib
 from pathlib import Path
 
 import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:     # Python 3.10
+    import tomli as tomllib
 
 from kubernetes_mgmt.cluster import script
 from kubernetes_mgmt.lab.emulated.containerd import (
@@ -357,7 +361,8 @@ def test_containerd_2x_config_gets_systemd_cgroup_certs_d_and_sandbox(
     assert rc == 0, err
     assert text == DEFAULT_CONFIG_2X.replace(
         "config_path = ''", 'config_path = "/etc/containerd/certs.d"'
-    ).replace("runc.options]\n", 'runc.options]\nSystemdCgroup = true\n'
+    ).replace("runc.options]\n",
+              'runc.options]\n            SystemdCgroup = true\n'
               ).replace("sandbox = 'registry.k8s.io/pause:3.10'",
                         f"sandbox = '{SANDBOX}'")
     assert matches_golden('containerd-config-2x.toml', text)
@@ -396,6 +401,21 @@ def test_sandbox_key_is_added_below_an_existing_table_header(tmp_path):
     parsed = tomllib.loads(patched)
     assert parsed['plugins']['io.containerd.grpc.v1.cri'][
         'sandbox_image'] == SANDBOX
+
+
+def test_systemd_cgroup_is_set_in_the_runc_options_only(tmp_path):
+    text = DEFAULT_CONFIG.replace(
+        '      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes]\n',
+        '      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes]\n'
+        '        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata'
+        '.options]\n          SystemdCgroup = false\n').replace(
+        '            SystemdCgroup = false\n', '')
+    rc, patched, err = patch_containerd(tmp_path, text)
+    assert rc == 0, err
+    cri = tomllib.loads(patched)['plugins']['io.containerd.grpc.v1.cri']
+    runtimes = cri['containerd']['runtimes']
+    assert runtimes['runc']['options'] == {'SystemdCgroup': True}
+    assert runtimes['kata']['options'] == {'SystemdCgroup': False}
 
 
 def test_containerd_config_of_an_unknown_layout_is_an_error(tmp_path):
