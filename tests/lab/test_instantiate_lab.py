@@ -229,8 +229,8 @@ def test_old_contract_refused_untouched_then_air_gapped_sandbox_image():
                                     '/etc/containerd/config.toml'),
                       encoding='utf-8') as f:
                 config = f.read()
-            assert f'sandbox_image = "{MIRROR}/pause:{pause}"' in \
-                config.splitlines(), host.name
+            assert f'sandbox_image = "{MIRROR}/pause:{pause}"' in [
+                line.strip() for line in config.splitlines()], host.name
         with open(lab.host_path(hosts[0].name,
                                 '/etc/kubernetes/kubeadm-init.yaml'),
                   encoding='utf-8') as f:
