@@ -78,7 +78,8 @@ kubernetes_opts = [
                     'when cni_manifest is a URL: the node refuses to apply '
                     'a download with another hash. Optional for a package '
                     'file (TOSCA.meta already pins it); when set, the '
-                    'file must match it.'),
+                    'file must match it. Not used without cni_manifest '
+                    '(the default manifests are pinned in the plugin).'),
     cfg.StrOpt('compute_host_label', default='CIS-node',
                regex=r'^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?'
                      r'[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$',
