@@ -59,7 +59,10 @@ kubernetes_opts = [
                     '<apt_repository_url>Release.key'),
     cfg.StrOpt('image_repository',
                help='Registry that holds the control-plane images '
-                    '(kubeadm imageRepository), e.g. a local mirror.'),
+                    '(kubeadm imageRepository), e.g. a local mirror. '
+                    'containerd\'s sandbox (pause) image comes from it '
+                    'too, at the tag kubeadm names for the cluster\'s '
+                    'version. Default: registry.k8s.io.'),
     cfg.ListOpt('registry_mirrors', default=[],
                 help='containerd registry mirrors as registry=url pairs, '
                      'e.g. docker.io=https://mirror.example:5000'),
@@ -68,7 +71,15 @@ kubernetes_opts = [
     cfg.StrOpt('cni_manifest',
                help='Manifest of the pod network add-on: a URL, or a path '
                     'inside the VNF package. Default: the pinned upstream '
-                    'manifest of the chosen CNI.'),
+                    'manifest of the chosen CNI (checked against its '
+                    'pinned SHA-256).'),
+    cfg.StrOpt('cni_manifest_sha256', regex=r'^[0-9a-fA-F]{64}$',
+               help='SHA-256 (64 hex digits) of cni_manifest. Required '
+                    'when cni_manifest is a URL: the node refuses to apply '
+                    'a download with another hash. Optional for a package '
+                    'file (TOSCA.meta already pins it); when set, the '
+                    'file must match it. Not used without cni_manifest '
+                    '(the default manifests are pinned in the plugin).'),
     cfg.StrOpt('compute_host_label', default='CIS-node',
                regex=r'^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?'
                      r'[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$',

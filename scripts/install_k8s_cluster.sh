@@ -2,6 +2,7 @@
 # install_k8s_cluster.sh - make an Ubuntu VM a Kubernetes node with kubeadm.
 #
 # Usage: install_k8s_cluster.sh ROLE CONFIG
+#        install_k8s_cluster.sh --contract-version   (prints CONTRACT_VERSION)
 #   ROLE    prepare | lb | init | join-master | join-worker | refresh-join |
 #           hosts | storage
 #   CONFIG  file of KEY=VALUE lines ("-": stdin). Blank lines and "#"
@@ -14,13 +15,17 @@
 #   prepare      K8S_VERSION* (minor, e.g. 1.37), K8S_APT_REPO, K8S_APT_KEY_URL,
 #                HTTP_PROXY, HTTPS_PROXY, NO_PROXY, REGISTRY_MIRRORS
 #                (registry=url,...), HOSTS (ip=name,... of all nodes),
-#                NFS_CLIENT (1: install the NFS client for NFS volumes)
+#                NFS_CLIENT (1: install the NFS client for NFS volumes),
+#                IMAGE_REPOSITORY (of containerd's sandbox image; default
+#                registry.k8s.io; the tag is the pause tag kubeadm lists
+#                for its own version)
 #   lb           LB_BACKENDS* (name=ip,... of every master), VIP*, VIP_PREFIX*,
 #                VRRP_ROUTER_ID*, VRRP_PRIORITY*, VRRP_STATE*, VRRP_PASSWORD*,
 #                VRRP_PEERS* (the other masters' IPs), LB_PORT (16443)
 #   init         K8S_VERSION*, CONTROL_PLANE_ENDPOINT* (host:port), POD_CIDR*,
 #                SERVICE_CIDR*, BOOTSTRAP_TOKEN*, CNI* (calico|flannel),
-#                CNI_MANIFEST* (URL or absolute path), CERTIFICATE_KEY (then
+#                CNI_MANIFEST* (URL or absolute path), CNI_SHA256* (of the
+#                manifest: another content is never applied), CERTIFICATE_KEY (then
 #                the certificates are uploaded for master joins),
 #                IMAGE_REPOSITORY, API_CERT_SANS (ip-or-name,...),
 #                HTTP_PROXY, HTTPS_PROXY, NO_PROXY (to download the manifest)
@@ -36,7 +41,8 @@
 #                without a filesystem gets ext4 (one that has one is used
 #                as it is), is mounted and kept in /etc/fstab by UUID;
 #                the directories are exported with EXPORT_OPTIONS below.
-# Output: init and refresh-join print one line CA_CERT_HASH=sha256:<hex> on
+# Output: init and refresh-join print one line CA_CERT_HASH=sha256:<hex>,
+# prepare one line SANDBOX_IMAGE=<image> (what containerd now uses) on
 # stdout; progress ("[role] step") and errors ("ERROR [role/step]: ...") go
 # to stderr. Every role is idempotent: a second run changes nothing.
 # Needs kubeadm >= 1.31 (configuration kubeadm.k8s.io/v1beta4) and IPv4.
@@ -46,17 +52,24 @@ umask 022
 export LC_ALL=C DEBIAN_FRONTEND=noninteractive
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
+# The contract with the driver: roles, keys and outputs above. The driver
+# refuses a script whose version differs from its own. Raise it with every
+# incompatible change; 2: prepare takes IMAGE_REPOSITORY and prints
+# SANDBOX_IMAGE, init requires CNI_SHA256.
+readonly CONTRACT_VERSION=2
+
 readonly STATE_DIR=/var/lib/kubernetes-mgmt
 readonly ADMIN_CONF=/etc/kubernetes/admin.conf
 readonly CRI_SOCKET=unix:///var/run/containerd/containerd.sock
 readonly KEYRING=/etc/apt/keyrings/kubernetes-apt-keyring.gpg
 readonly CERTS_D=/etc/containerd/certs.d
+readonly DEFAULT_IMAGE_REPOSITORY=registry.k8s.io
 readonly CHECK_SCRIPT=/etc/keepalived/check_apiserver_lb.sh
 readonly MANAGED='Managed by kubernetes-mgmt (install_k8s_cluster.sh): local changes are overwritten.'
 readonly HOSTS_BEGIN='# BEGIN kubernetes-mgmt nodes'
 readonly HOSTS_END='# END kubernetes-mgmt nodes'
 
-ROLE=install STEP=arguments CHANGED=0 WORK='' PENDING=''
+ROLE=install STEP=arguments CHANGED=0 WORK='' PENDING='' SANDBOX_IMAGE=''
 DEADLINE=600
 declare -A CFG=()
 SECRETS=()
@@ -163,14 +176,14 @@ declare -A KEY_TYPE=(
     [CONTROL_PLANE_ENDPOINT]=endpoint [POD_CIDR]=cidr [SERVICE_CIDR]=cidr
     [API_CERT_SANS]=sans [BOOTSTRAP_TOKEN]=token [CERTIFICATE_KEY]=certkey
     [CA_CERT_HASH]=cahash [IMAGE_REPOSITORY]=imagerepo [CNI]=cni
-    [CNI_MANIFEST]=manifest [NFS_CLIENT]=flag [VOLUMES]=volumes
+    [CNI_MANIFEST]=manifest [CNI_SHA256]=sha256 [NFS_CLIENT]=flag [VOLUMES]=volumes
     [EXPORTS]=exports
 )
 readonly PROXY_KEYS=(HTTP_PROXY HTTPS_PROXY NO_PROXY)
 declare -A REQUIRED=(
     [prepare]='K8S_VERSION'
     [lb]='LB_BACKENDS VIP VIP_PREFIX VRRP_ROUTER_ID VRRP_PRIORITY VRRP_STATE VRRP_PASSWORD VRRP_PEERS'
-    [init]='K8S_VERSION CONTROL_PLANE_ENDPOINT POD_CIDR SERVICE_CIDR BOOTSTRAP_TOKEN CNI CNI_MANIFEST'
+    [init]='K8S_VERSION CONTROL_PLANE_ENDPOINT POD_CIDR SERVICE_CIDR BOOTSTRAP_TOKEN CNI CNI_MANIFEST CNI_SHA256'
     [join-master]='CONTROL_PLANE_ENDPOINT BOOTSTRAP_TOKEN CA_CERT_HASH CERTIFICATE_KEY'
     [join-worker]='CONTROL_PLANE_ENDPOINT BOOTSTRAP_TOKEN CA_CERT_HASH'
     [refresh-join]='BOOTSTRAP_TOKEN'
@@ -178,7 +191,7 @@ declare -A REQUIRED=(
     [storage]='VOLUMES EXPORTS'
 )
 declare -A OPTIONAL=(
-    [prepare]='K8S_APT_REPO K8S_APT_KEY_URL REGISTRY_MIRRORS HOSTS HTTP_PROXY HTTPS_PROXY NO_PROXY NFS_CLIENT'
+    [prepare]='K8S_APT_REPO K8S_APT_KEY_URL REGISTRY_MIRRORS HOSTS HTTP_PROXY HTTPS_PROXY NO_PROXY NFS_CLIENT IMAGE_REPOSITORY'
     [lb]='LB_PORT'
     [init]='CERTIFICATE_KEY IMAGE_REPOSITORY API_CERT_SANS HTTP_PROXY HTTPS_PROXY NO_PROXY'
     [join-master]='' [join-worker]=''
@@ -254,6 +267,7 @@ valid() {
         imagerepo) [[ $v =~ ^$LABEL(\.$LABEL)*(:$PORT_RE)?(/[a-z0-9]([a-z0-9._-]*[a-z0-9])?)*$ ]] ;;
         cni) [[ $v == calico || $v == flannel ]] ;;
         manifest) [[ $v =~ $URL_RE || ( $v =~ ^/[A-Za-z0-9._/-]+$ && $v != *..* ) ]] ;;
+        sha256) [[ $v =~ ^[a-f0-9]{64}$ ]] ;;
         flag) [[ $v == 0 || $v == 1 ]] ;;
         volumes) each_pair "$v" is_device is_abs_path ;;
         exports) each_pair "$v" is_abs_path is_client ;;
@@ -264,7 +278,8 @@ valid() {
 declare -A HINT=(
     [name]='a lowercase DNS name ([a-z0-9.-])' [lbport]='a port other than 6443'
     [token]='a bootstrap token [a-z0-9]{6}.[a-z0-9]{16}' [certkey]='64 lowercase hex digits'
-    [cahash]='sha256:<64 hex digits>' [vrrppass]='1-8 characters of [A-Za-z0-9._~+=-]'
+    [cahash]='sha256:<64 hex digits>' [sha256]='64 lowercase hex digits'
+    [vrrppass]='1-8 characters of [A-Za-z0-9._~+=-]'
     [volumes]='"/dev/DEVICE /MOUNT/POINT;..."' [exports]='"/DIR IP-OR-CIDR;..."'
 )
 
@@ -513,21 +528,87 @@ install_packages() {
     if (( ${#hold[@]} )); then apt-mark hold "${hold[@]}" >/dev/null; fi
 }
 
-# SystemdCgroup = true in the runc options and a certs.d config_path, for
-# containerd 1.x (config version 2) and 2.x (version 3) layouts.
-patch_containerd_config() {
-    local runc="^[[:space:]]*\\[plugins\\.(\"io\\.containerd\\.grpc\\.v1\\.cri\"|'io\\.containerd\\.cri\\.v1\\.runtime')\\.containerd\\.runtimes\\.runc\\.options\\][[:space:]]*$"
-    sed -E -e 's/^([[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*)false/\1true/' \
-        -e "s#^([[:space:]]*config_path[[:space:]]*=[[:space:]]*)(\"\"|'')#\\1\"$CERTS_D\"#" \
-        "$1" >"$1.new"
-    if ! grep -q 'SystemdCgroup' "$1.new"; then
-        sed -E -i "\\#$runc#a SystemdCgroup = true" "$1.new"
-    fi
-    grep -Eq '^[[:space:]]*SystemdCgroup[[:space:]]*=[[:space:]]*true' "$1.new" ||
+# The pause image kubeadm lists for its own version, under IMAGE_REPOSITORY
+# (SANDBOX_IMAGE): containerd must not pull it from past a site's mirror.
+find_sandbox_image() {
+    step 'sandbox image'
+    local repo=${CFG[IMAGE_REPOSITORY]:-$DEFAULT_IMAGE_REPOSITORY} version list line tag=''
+    version=$(kubeadm version -o short)
+    [[ $version =~ ^v[0-9]+\.[0-9]+\.[0-9]+([.+-][A-Za-z0-9.+-]*)?$ ]] ||
+        die 'kubeadm version -o short printed no version'
+    list=$(kubeadm config images list --kubernetes-version "$version" --image-repository "$repo")
+    while IFS= read -r line; do
+        if [[ $line == "$repo/pause:"* ]]; then tag=${line#"$repo/pause:"}; fi
+    done <<<"$list"
+    [[ $tag =~ ^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$ ]] ||
+        die "kubeadm $version lists no pause image under $repo"
+    SANDBOX_IMAGE=$repo/pause:$tag
+}
+
+# Layout version (2: containerd 1.x, 3: 2.x) of containerd config FILE:
+# its top-level "version = N" line.
+containerd_config_version() {
+    awk '/^[[:space:]]*\[/ { exit }
+        /^[[:space:]]*version[[:space:]]*=/ { v = $0; sub(/^[^=]*=[[:space:]]*/, "", v); sub(/[[:space:]]*(#.*)?$/, "", v); print v; exit }' "$1"
+}
+
+# TOML FILE with KEY = VALUE (VALUE as written) in table HEADER: the key's
+# line replaced where it stands, else added right below the header; a
+# missing table is appended (TOML allows a table after its sub-tables).
+# Quotes in headers do not matter: ["a"] and ['a'] are the same table.
+toml_with_key() { # FILE HEADER KEY VALUE
+    KM_HEADER=${2//\"/\'} KM_KEY=$3 KM_VALUE=$4 awk '
+        function name(line) {
+            sub(/^[[:space:]]+/, "", line); sub(/[[:space:]]*(#.*)?$/, "", line)
+            gsub(/"/, "\047", line); return line
+        }
+        function is_key(line) { return line ~ ("^[[:space:]]*" ENVIRON["KM_KEY"] "[[:space:]]*=") }
+        function setting(indent) { return indent ENVIRON["KM_KEY"] " = " ENVIRON["KM_VALUE"] }
+        FNR == 1 { table = "" }
+        /^[[:space:]]*\[/ { table = name($0) }
+        NR == FNR {
+            if (table == ENVIRON["KM_HEADER"]) { found = 1; if (is_key($0)) has_key = 1 }
+            next
+        }
+        /^[[:space:]]*\[/ && table == ENVIRON["KM_HEADER"] {
+            print
+            if (!has_key) { match($0, /^[[:space:]]*/); print setting(substr($0, 1, RLENGTH) "  ") }
+            next
+        }
+        table == ENVIRON["KM_HEADER"] && is_key($0) { match($0, /^[[:space:]]*/); print setting(substr($0, 1, RLENGTH)); next }
+        { print }
+        END { if (!found) { print ""; print ENVIRON["KM_HEADER"]; print setting("  ") } }' "$1" "$1"
+}
+
+# FILE.new: FILE with SystemdCgroup = true in the runc options, a certs.d
+# config_path, and SANDBOX_IMAGE as the sandbox image, for containerd 1.x
+# (config version 2: sandbox_image of the CRI plugin) and 2.x (version 3:
+# sandbox of the CRI images plugin's pinned_images).
+patch_containerd_config() { # FILE SANDBOX_IMAGE
+    local layout cri runc sandbox_key sandbox
+    layout=$(containerd_config_version "$1")
+    case $layout in
+        2) cri="[plugins.'io.containerd.grpc.v1.cri']"
+           runc="[plugins.'io.containerd.grpc.v1.cri'.containerd.runtimes.runc.options]"
+           sandbox_key=sandbox_image sandbox="\"$2\"" ;;
+        3) cri="[plugins.'io.containerd.cri.v1.images'.pinned_images]"
+           runc="[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]"
+           sandbox_key=sandbox sandbox="'$2'" ;;
+        *) die "/etc/containerd/config.toml has config version '${layout:0:10}': 2 (containerd 1.x) or 3 (2.x) is supported" ;;
+    esac
+    # Quotes aside, the runc options table must be there (it names the
+    # runtime we configure; a new one would lack runtime_type).
+    awk -v h="$runc" '{ l = $0; gsub(/"/, "\047", l); sub(/^[[:space:]]+/, "", l); sub(/[[:space:]]*(#.*)?$/, "", l) }
+        l == h { f = 1 } END { exit !f }' "$1" ||
         die 'cannot find the runc options in /etc/containerd/config.toml'
+    toml_with_key "$1" "$cri" "$sandbox_key" "$sandbox" >"$1.step"
+    toml_with_key "$1.step" "$runc" SystemdCgroup true |
+        sed -E "s#^([[:space:]]*config_path[[:space:]]*=[[:space:]]*)(\"\"|'')#\\1\"$CERTS_D\"#" >"$1.new"
+    rm -f "$1.step"
 }
 
 configure_containerd() {
+    find_sandbox_image
     step 'containerd'
     local conf=/etc/containerd/config.toml
     if [[ ! -s $conf ]]; then
@@ -535,7 +616,7 @@ configure_containerd() {
     else
         cp "$conf" "$WORK/containerd.toml"
     fi
-    patch_containerd_config "$WORK/containerd.toml"
+    patch_containerd_config "$WORK/containerd.toml" "$SANDBOX_IMAGE"
     put_file "$conf" 0644 <"$WORK/containerd.toml.new"
     CONTAINERD_CHANGED=$(( CONTAINERD_CHANGED || CHANGED ))
 }
@@ -597,6 +678,7 @@ role_prepare() {
     configure_containerd
     setup_mirrors
     start_services
+    printf 'SANDBOX_IMAGE=%s\n' "$SANDBOX_IMAGE" >&3
 }
 
 # ----------------------------------------------------------------------- lb
@@ -852,13 +934,19 @@ cni_present() {
 
 apply_cni() {
     step 'pod network'
-    local src=${CFG[CNI_MANIFEST]} applied=$STATE_DIR/cni-applied.yaml
+    local src=${CFG[CNI_MANIFEST]} applied=$STATE_DIR/cni-applied.yaml sum
     if [[ $src == /* ]]; then
         [[ -f $src ]] || die 'CNI_MANIFEST names a file that does not exist'
         cp "$src" "$WORK/cni.yaml"
     else
         fetch "$src" "$WORK/cni.yaml"
     fi
+    # Pinned by content: a changed upstream file or a tampered mirror is
+    # never applied to the cluster.
+    sum=$(sha256sum "$WORK/cni.yaml")
+    sum=${sum%% *}
+    [[ $sum == "${CFG[CNI_SHA256]}" ]] ||
+        die "the CNI manifest $src has SHA-256 $sum, expected ${CFG[CNI_SHA256]} (CNI_SHA256): not applied"
     patch_cni "$WORK/cni.yaml" >"$WORK/cni-applied.yaml"
     # The applied copy is kept: the same manifest is not applied twice.
     if [[ -f $applied ]] && cmp -s "$applied" "$WORK/cni-applied.yaml" && cni_present; then
@@ -1124,6 +1212,10 @@ role_storage() {
 # --------------------------------------------------------------------- main
 main() {
     exec 3>&1 1>&2      # stdout carries results only (fd 3)
+    if [[ $# == 1 && $1 == --contract-version ]]; then
+        printf '%s\n' "$CONTRACT_VERSION" >&3
+        return 0
+    fi
     (( $# == 2 )) || die 'usage: install_k8s_cluster.sh ROLE CONFIG'
     case $1 in
         prepare | lb | init | join-master | join-worker | refresh-join | hosts | storage) ROLE=$1 ;;

@@ -13,7 +13,9 @@ from kubernetes_mgmt import redact
 from kubernetes_mgmt.cluster.naming import node_name
 from kubernetes_mgmt.cluster.proxy import no_proxy
 from kubernetes_mgmt.cluster.record import ClusterRecord
+from kubernetes_mgmt.cluster.script import CONTRACT_VERSION, check_contract
 from kubernetes_mgmt.conf import CONF
+from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.orchestration.access import endpoint_for
 from kubernetes_mgmt.package import package_file
 from kubernetes_mgmt.params.model import ClusterParams
@@ -23,13 +25,31 @@ from kubernetes_mgmt.topology.model import Host, Topology
 
 LOG = redact.get_logger(__name__)
 API_PORT = 6443
-# Pinned upstream manifests, used when [kubernetes_mgmt] cni_manifest is
-# not set (sites without internet set it to a mirror or package file).
+# kubeadm's default imageRepository: containerd's sandbox (pause) image
+# comes from here too unless [kubernetes_mgmt] image_repository is set.
+DEFAULT_IMAGE_REPOSITORY = 'registry.k8s.io'
+
+
+@dataclass(frozen=True)
+class PinnedManifest:
+    url: str
+    sha256: str     # of the file at url, as downloaded
+
+
+# Upstream manifests pinned by content, used when [kubernetes_mgmt]
+# cni_manifest is not set (sites without internet set it to a mirror or
+# package file). Both are the files at the release tag in the projects'
+# git repositories, hashed from there; see the README ("Pod network")
+# for which Kubernetes minors each project lists.
 CNI_MANIFESTS = {
-    'calico': 'https://raw.githubusercontent.com/projectcalico/calico/'
-              'v3.29.1/manifests/calico.yaml',
-    'flannel': 'https://github.com/flannel-io/flannel/releases/download/'
-               'v0.26.1/kube-flannel.yml',
+    'calico': PinnedManifest(
+        'https://raw.githubusercontent.com/projectcalico/calico/'
+        'v3.32.1/manifests/calico.yaml',
+        'a1df919d9721cf667accdc3e72848911b0cb25cfab7d2478ad0c996302c95744'),
+    'flannel': PinnedManifest(
+        'https://raw.githubusercontent.com/flannel-io/flannel/'
+        'v0.28.9/Documentation/kube-flannel.yml',
+        'e875824be2f552b45711dbda91af81b17eb961d00025d914d9fef18fad8f09c0'),
 }
 
 
@@ -52,6 +72,7 @@ class Node:
 class CniSource:
     name: str
     manifest: str                   # as configured: URL or package path
+    sha256: str                     # the node checks the manifest against it
     url: str | None = None          # fetched by the node
     package_path: Path | None = None  # uploaded by the driver
 
@@ -76,6 +97,16 @@ class ClusterPlan:
     service_cidr: str
     storage: Node | None = None     # the NFS server VM (not a node)
     persistent_volumes: tuple[PvManifest, ...] = ()
+    # [kubernetes_mgmt] image_repository (None: kubeadm's default); the
+    # control-plane images and containerd's sandbox image come from it.
+    image_repository: str | None = None
+
+    @property
+    def sandbox_repository(self) -> str:
+        """Registry path of containerd's sandbox (pause) image; its tag
+        is the one the nodes' kubeadm names for the cluster's version
+        (prepare prints the whole image as SANDBOX_IMAGE)."""
+        return self.image_repository or DEFAULT_IMAGE_REPOSITORY
 
     @property
     def ha(self) -> bool:
@@ -95,7 +126,8 @@ class ClusterPlan:
         return bool(self.params.storage_server
                     or self.params.pv_registrations)
 
-    def freeze(self, kubernetes_patch: str | None = None) -> ClusterRecord:
+    def freeze(self, kubernetes_patch: str | None = None,
+               sandbox_image: str | None = None) -> ClusterRecord:
         """The record of the cluster this plan builds."""
         cni = self.cni
         return ClusterRecord(
@@ -106,10 +138,10 @@ class ClusterPlan:
             lb_port=self.lb_port if self.ha else None,
             vrrp_router_id=self.vrrp_router_id if self.ha else None,
             cni=cni.name, cni_manifest=cni.manifest,
-            cni_sha256=None,
+            cni_sha256=cni.sha256,
             pod_cidr=self.pod_cidr, service_cidr=self.service_cidr,
-            image_repository=CONF.kubernetes_mgmt.image_repository,
-            sandbox_image=None, contract_version=None)
+            image_repository=self.sandbox_repository,
+            sandbox_image=sandbox_image, contract_version=CONTRACT_VERSION)
 
 
 @dataclass(frozen=True)
@@ -121,8 +153,10 @@ class _Choices:
     vrrp_router_id: int
     cni: str
     cni_manifest: str
+    cni_sha256: str | None
     pod_cidr: str
     service_cidr: str
+    image_repository: str
 
     @classmethod
     def today(cls, instance_id: str, params: ClusterParams) -> _Choices:
@@ -134,9 +168,11 @@ class _Choices:
             vrrp_router_id=params.master.virtual_router_id
             or derived_router_id(instance_id),
             cni=conf.cni,
-            cni_manifest=conf.cni_manifest or CNI_MANIFESTS[conf.cni],
+            **_cni_choice(),
             pod_cidr=params.master.pod_cidr,
-            service_cidr=params.master.cluster_cidr)
+            service_cidr=params.master.cluster_cidr,
+            image_repository=conf.image_repository
+            or DEFAULT_IMAGE_REPOSITORY)
 
     def following(self, record: ClusterRecord, instance_id: str,
                   ha: bool) -> _Choices:
@@ -155,12 +191,25 @@ class _Choices:
         return dataclasses.replace(self, **recorded)
 
 
+def _cni_choice() -> dict[str, str | None]:
+    conf = CONF.kubernetes_mgmt
+    if not conf.cni_manifest:
+        pinned = CNI_MANIFESTS[conf.cni]
+        return {'cni_manifest': pinned.url, 'cni_sha256': pinned.sha256}
+    return {'cni_manifest': conf.cni_manifest,
+            'cni_sha256': (conf.cni_manifest_sha256 or '').lower() or None}
+
+
 def build_plan(instance_id: str, params: ClusterParams, topology: Topology,
                package_root: Path, record: ClusterRecord | None = None,
                keep_endpoint: bool = True) -> ClusterPlan:
     """The plan; with the cluster's ``record``, what it was built with
     wins over today's choices, and with ``keep_endpoint`` (the same VMs
     and VIP) so do its endpoint and API URL."""
+    script = package_file(package_root, params.script_path)
+    # Before anything touches a VM: a script of another plugin version
+    # would misread the keys this driver sends.
+    check_contract(script, f'{params.script_path} of the VNF package')
     choices = _Choices.today(instance_id, params)
     if record is not None:
         choices = choices.following(record, instance_id, topology.is_ha)
@@ -183,8 +232,9 @@ def build_plan(instance_id: str, params: ClusterParams, topology: Topology,
         vrrp_router_id=choices.vrrp_router_id,
         no_proxy=no_proxy(params, cluster_ips,
                           [h.nic_ip for h in topology.hosts]),
-        cni=_cni_source(package_root, choices.cni, choices.cni_manifest),
-        script=package_file(package_root, params.script_path),
+        cni=_cni_source(package_root, choices.cni, choices.cni_manifest,
+                        choices.cni_sha256),
+        script=script,
         vim_name=params.vim_name or f'kubernetes-{instance_id}',
         control_plane_endpoint=endpoint,
         auth_url=auth_url,
@@ -194,6 +244,9 @@ def build_plan(instance_id: str, params: ClusterParams, topology: Topology,
         if topology.storage else None,
         persistent_volumes=load_pv_manifests(package_root, params,
                                              topology.nfs_servers),
+        image_repository=None
+        if choices.image_repository == DEFAULT_IMAGE_REPOSITORY
+        else choices.image_repository,
     )
 
 
@@ -215,8 +268,24 @@ def _nodes(hosts: tuple[Host, ...], params: ClusterParams
     return tuple(nodes)
 
 
-def _cni_source(package_root: Path, name: str, manifest: str) -> CniSource:
+def _cni_source(package_root: Path, name: str, manifest: str,
+                wanted: str | None) -> CniSource:
+    """The manifest and the SHA-256 the node checks it against: pinned
+    for the defaults; cni_manifest_sha256 for a URL override (required);
+    for a package file the file's own hash (TOSCA.meta already pins it
+    in the package), checked against the wanted one when there is one."""
     if '://' in manifest:
-        return CniSource(name, manifest, url=manifest)
-    return CniSource(name, manifest,
-                     package_path=package_file(package_root, manifest))
+        if wanted is None:
+            raise MgmtDriverError(
+                f'[kubernetes_mgmt] cni_manifest is a URL ({manifest}): '
+                'set [kubernetes_mgmt] cni_manifest_sha256 to the SHA-256 '
+                'of that file, so that nodes apply only that content')
+        return CniSource(name, manifest, wanted, url=manifest)
+    path = package_file(package_root, manifest)
+    actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    if wanted is not None and actual != wanted:
+        raise MgmtDriverError(
+            f'CNI manifest {manifest} of the VNF package has SHA-256 '
+            f'{actual}, but {wanted} is wanted ([kubernetes_mgmt] '
+            'cni_manifest_sha256, or the cluster record)')
+    return CniSource(name, manifest, actual, package_path=path)

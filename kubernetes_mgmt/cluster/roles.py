@@ -40,6 +40,8 @@ def prepare(plan: ClusterPlan, node: Node) -> Config:
         'HTTPS_PROXY': proxy.https_proxy if proxy else None,
         'NO_PROXY': plan.no_proxy if proxy else None,
         'REGISTRY_MIRRORS': ','.join(conf.registry_mirrors) or None,
+        # containerd's sandbox image: <repository>/pause:<kubeadm's tag>.
+        'IMAGE_REPOSITORY': plan.sandbox_repository,
         'HOSTS': _hosts(plan),
         'NFS_CLIENT': 1 if plan.nfs_client else None,
     }
@@ -97,7 +99,6 @@ def load_balancer(plan: ClusterPlan, node: Node, rank: int,
 
 
 def init(plan: ClusterPlan, node: Node, secrets: JoinSecrets) -> Config:
-    conf = CONF.kubernetes_mgmt
     cni = plan.cni
     sans = [plan.topology.cluster_ip, plan.topology.cluster_fip]
     return {
@@ -109,9 +110,10 @@ def init(plan: ClusterPlan, node: Node, secrets: JoinSecrets) -> Config:
         'API_CERT_SANS': ','.join(s for s in sans if s),
         'BOOTSTRAP_TOKEN': secrets.token,
         'CERTIFICATE_KEY': secrets.certificate_key,
-        'IMAGE_REPOSITORY': conf.image_repository,
+        'IMAGE_REPOSITORY': plan.image_repository,
         'CNI': cni.name,
         'CNI_MANIFEST': cni.url or REMOTE_CNI_MANIFEST,
+        'CNI_SHA256': cni.sha256,
     }
 
 

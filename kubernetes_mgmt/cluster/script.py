@@ -6,15 +6,79 @@ disk or a command line.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from kubernetes_mgmt.conf import CONF
+from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.remote.ssh import SshSession
 
 REMOTE_SCRIPT = '/var/lib/kubernetes-mgmt/install_k8s_cluster.sh'
 
+# The contract (role names, configuration keys, outputs) this driver
+# speaks with the install script; the script declares its own as
+# "readonly CONTRACT_VERSION=N". Raised whenever either side changes
+# incompatibly (2: sandbox image and CNI checksum keys, SANDBOX_IMAGE
+# output of prepare).
+CONTRACT_VERSION = 2
+_DECLARATION = re.compile(r'^readonly CONTRACT_VERSION=(\S*)', re.MULTILINE)
+
 ConfigValue = str | int | None
+
+
+class ContractMismatch(MgmtDriverError):
+    """The package's install script speaks another contract."""
+
+
+def declared_contract(text: str) -> int:
+    """The contract version ``text`` (the script) declares; ValueError
+    saying what is wrong when there is no single numeric declaration."""
+    found = _DECLARATION.findall(text)
+    if not found:
+        raise ValueError('declares no contract version (no line '
+                         '"readonly CONTRACT_VERSION=N"): it predates '
+                         'contract versions')
+    if len(found) > 1:
+        raise ValueError(f'declares CONTRACT_VERSION {len(found)} times')
+    value = found[0].split('#', 1)[0]
+    if not re.fullmatch(r'[1-9][0-9]{0,5}', value):
+        raise ValueError(f'declares CONTRACT_VERSION={value[:20]!r}, not a '
+                         'positive integer')
+    return int(value)
+
+
+def contract_problem(text: str, where: str) -> str | None:
+    """Why the script ``where`` cannot be used with this driver, or
+    None when it speaks this driver's contract."""
+    try:
+        version = declared_contract(text)
+    except ValueError as exc:
+        return (f'{where} {exc}; this plugin speaks contract version '
+                f'{CONTRACT_VERSION}. {_REMEDY}')
+    if version != CONTRACT_VERSION:
+        return (f'{where} speaks install-script contract version '
+                f'{version}, this plugin speaks version {CONTRACT_VERSION}. '
+                f'{_REMEDY}')
+    return None
+
+
+_REMEDY = ('Rebuild the VNF package with this plugin version\'s script '
+           '(kubernetes-mgmt package build) and upload it, or install the '
+           'plugin version that matches the package.')
+
+
+def check_contract(local_path: Path, where: str) -> None:
+    """ContractMismatch unless the script at ``local_path`` speaks this
+    driver's contract; read locally, so nothing remote has happened."""
+    try:
+        text = local_path.read_text(encoding='utf-8')
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ContractMismatch(f'cannot read the install script {where}: '
+                               f'{exc}') from None
+    problem = contract_problem(text, f'the install script {where}')
+    if problem:
+        raise ContractMismatch(problem)
 
 
 class InstallScript:

@@ -311,6 +311,8 @@ class Lab:
                 f'apt_repository_url = {site}apt/\n'
                 f'apt_key_url = {site}{mirror.KEY_PATH}\n'
                 f'cni_manifest = {site}{mirror.CALICO_PATH}\n'
+                'cni_manifest_sha256 = '
+                f'{mirror.sha256_of(mirror.CALICO_MANIFEST)}\n'
                 'vim_registry = file\n'
                 f'vim_registry_file = {self.vim_registry_file}\n'
                 f'state_key_file = {self.state_key_file}\n'

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import base64
 import functools
+import hashlib
 import os
 import sys
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -107,6 +108,11 @@ spec:
       - name: kube-flannel
         image: docker.io/flannel/flannel:v0.25.5
 """
+
+
+def sha256_of(text: str) -> str:
+    """What a site writes into cni_manifest_sha256 for a served file."""
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()
 
 
 def _crc24(data: bytes) -> int:

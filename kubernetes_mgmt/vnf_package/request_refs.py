@@ -27,6 +27,7 @@ class RequestUnreadable(Exception):
 
 
 PV_MANIFEST = 'pv_manifest'
+INSTALL_SCRIPT = 'install_script'
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,8 @@ class Reference:
     request: str        # file name of the request, for messages
     key: str            # JSON path of the value
     path: str           # path inside the package
-    kind: str = 'file'  # PV_MANIFEST: a PersistentVolume the driver registers
+    kind: str = 'file'  # PV_MANIFEST: a PersistentVolume the driver
+    #                     registers; INSTALL_SCRIPT: the script it runs
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,8 @@ def read(path: Path) -> RequestRefs:
     if not isinstance(param, dict):
         param = {}
     refs = [Reference(name, f'additionalParams.{PARAM_KEY}.script_path',
-                      _package_path(param.get('script_path')))]
+                      _package_path(param.get('script_path')),
+                      INSTALL_SCRIPT)]
     for index, pv in enumerate(_list(param.get('pv_registration_params'))):
         refs.append(Reference(
             name, f'additionalParams.{PARAM_KEY}.pv_registration_params'

@@ -4,7 +4,9 @@ Checks, each problem one line: the SHA-256 in TOSCA.meta, that every file
 outside Definitions/ is listed there, every path the VNFD and the request
 samples reference, the BaseHOT of each flavour, the image checksum in the
 VNFD, that ``Scripts/kubernetes_mgmt.py`` is the installed driver module
-(Tacker refuses every hook otherwise), that the user data class imports,
+(Tacker refuses every hook otherwise), that each install script a request
+names speaks this plugin's contract version (the driver refuses it
+otherwise), that the user data class imports,
 that each PV manifest a request registers is one NFS PersistentVolume on a
 path the request exports, and, where ``kubernetes-validate`` is installed,
 the Kubernetes manifests.
@@ -15,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kubernetes_mgmt.cluster import script as install_script
 from kubernetes_mgmt.vnf_package import (
     basehot,
     layout,
@@ -41,6 +44,7 @@ class VerifyResult:
     flavours: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     user_data: list[str] = field(default_factory=list)
+    scripts: list[str] = field(default_factory=list)  # of our contract
     tacker_stubbed: bool = False
     manifests: int | None = None    # None: validator not installed
 
@@ -57,6 +61,8 @@ class VerifyResult:
             f'  driver:     {layout.DRIVER_FILE} is the installed module '
             f'(plugin {layout.plugin_version()})',
             f'  requests:   {", ".join(self.requests) or "none"}',
+            f'  scripts:    {", ".join(self.scripts) or "none"} '
+            f'(install-script contract {install_script.CONTRACT_VERSION})',
             f'  user data:  {", ".join(self.user_data) or "none"} imports'
             + (' (with stand-ins for Tacker, which is not installed)'
                if self.tacker_stubbed else ''),
@@ -184,7 +190,7 @@ def _check_driver(csar: Csar, facts: vnfd.VnfdFacts,
 
 def _check_requests(csar: Csar, requests: list[request_refs.RequestRefs],
                     flavours: list[str], result: VerifyResult) -> None:
-    imported = set()
+    imported, scripts = set(), set()
     for request in requests:
         result.requests.append(request.name)
         if request.flavour and flavours and request.flavour not in flavours:
@@ -194,6 +200,10 @@ def _check_requests(csar: Csar, requests: list[request_refs.RequestRefs],
                    'package' for ref in request.references
                    if not csar.has(ref.path))
         for ref in request.references:
+            if ref.kind == request_refs.INSTALL_SCRIPT and \
+                    csar.has(ref.path) and ref.path not in scripts:
+                scripts.add(ref.path)
+                _check_script(csar, ref.path, result)
             if ref.kind == request_refs.PV_MANIFEST and csar.has(ref.path):
                 result.add(f'{ref.request}: {ref.key}: {problem}'
                            for problem in manifests.pv_problems(
@@ -205,6 +215,15 @@ def _check_requests(csar: Csar, requests: list[request_refs.RequestRefs],
                 (user_data.path, user_data.class_name) not in imported:
             imported.add((user_data.path, user_data.class_name))
             _check_user_data(csar, user_data, result)
+
+
+def _check_script(csar: Csar, path: str, result: VerifyResult) -> None:
+    problem = install_script.contract_problem(
+        csar.read(path).decode('utf-8', 'replace'), path)
+    if problem:
+        result.add([problem])
+    else:
+        result.scripts.append(path)
 
 
 def _check_user_data(csar: Csar, user_data: request_refs.UserData,

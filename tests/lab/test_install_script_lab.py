@@ -28,7 +28,13 @@ from types import SimpleNamespace
 
 import pytest
 
+try:
+    import tomllib
+except ModuleNotFoundError:     # Python 3.10
+    import tomli as tomllib
+
 from kubernetes_mgmt.lab.emulated import ClusterView, inject_fault
+from kubernetes_mgmt.lab.emulated.kubeadm import ADDON_TAGS
 from kubernetes_mgmt.lab.mirror import armored
 from kubernetes_mgmt.remote.hostkeys import HostKeyStore
 from kubernetes_mgmt.remote.retry import poll
@@ -45,6 +51,9 @@ POD_CIDR = '10.244.0.0/16'
 LB_PORT = 16443
 # Nothing listens there: downloads from the lab's server must bypass it.
 PROXY = 'http://kmgmt:pr0xy%21pw@proxy.invalid:3128'
+# worker-1's sandbox image comes from here (an air-gapped site's mirror).
+IMAGE_REPOSITORY = 'mirror.example:5000/k8s'
+PAUSE_TAG = ADDON_TAGS[int(K8S.split('.')[1])][1]    # kubeadm's, for 1.37
 
 CALICO = """\
 # Stand-in for Calico's calico.yaml: the emulated kubectl counts a
@@ -73,6 +82,7 @@ spec:
             - name: CALICO_IPV4POOL_IPIP
               value: "Always"
 """
+CALICO_SHA256 = hashlib.sha256(CALICO.encode()).hexdigest()
 
 
 class _Files(BaseHTTPRequestHandler):
@@ -104,7 +114,9 @@ def _environment(lab):
     handler = type('Files', (_Files,), {'files': {
         f'/k8s/v{K8S}/deb/Release.key': key,
         '/armored/Release.key': armored(key + b'armored').encode(),
-        '/cni/calico.yaml': CALICO.encode()}})
+        '/cni/calico.yaml': CALICO.encode(),
+        # What a compromised mirror might serve under the pinned name.
+        '/cni/tampered.yaml': (CALICO + '      hostPID: true\n').encode()}})
     server = ThreadingHTTPServer((lab.state.gateway, 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     state = lab.state
@@ -119,7 +131,7 @@ def _environment(lab):
         token=f'{secrets.token_hex(3)}.{secrets.token_hex(8)}',
         cert_key=secrets.token_hex(32), vrrp_password='Vr-' +
         secrets.token_hex(2), view=ClusterView(state.cluster_dir),
-        configs={}, uploaded=set(), ca_hash=None)
+        configs={}, uploaded=set(), ca_hash=None, handler=handler)
     e.session = lambda name: pool.get(Endpoint(hosts[name].ip, login,
                                                label=name))
     try:
@@ -169,6 +181,7 @@ def prepare_config(env, name: str) -> dict:
                                 for h in env.state.hosts)}
     if name == 'worker-1':     # proxies and mirrors on one node
         config.update(
+            IMAGE_REPOSITORY=IMAGE_REPOSITORY,
             HTTP_PROXY=PROXY, HTTPS_PROXY=PROXY,
             NO_PROXY=f'{env.state.gateway},localhost,127.0.0.1,'
                      f'{env.state.subnet},.svc,.cluster.local',
@@ -196,7 +209,8 @@ def init_config(env) -> dict:
             'POD_CIDR': POD_CIDR, 'SERVICE_CIDR': '10.96.0.0/12',
             'API_CERT_SANS': f'{env.state.vip},k8s.example.com',
             'BOOTSTRAP_TOKEN': env.token, 'CERTIFICATE_KEY': env.cert_key,
-            'CNI': 'calico', 'CNI_MANIFEST': f'{env.www}/cni/calico.yaml'}
+            'CNI': 'calico', 'CNI_MANIFEST': f'{env.www}/cni/calico.yaml',
+            'CNI_SHA256': CALICO_SHA256}
 
 
 def join_config(env, name: str, master: bool) -> dict:
@@ -282,11 +296,18 @@ def api_health_via_vip(env) -> bytes:
 
 # ------------------------------------------------------------------ roles
 
+def sandbox_image(name: str) -> str:
+    repo = IMAGE_REPOSITORY if name == 'worker-1' else 'registry.k8s.io'
+    return f'{repo}/pause:{PAUSE_TAG}'
+
+
 def test_prepare_every_node(env):
+    # worker-0 already has containerd 2.x (config version 3 layout).
+    in_host(env, 'worker-0', 'apt-get', 'install', '-y', 'containerd=2.1.4-1')
     results = on_all(lambda n: do(env, n, 'prepare', prepare_config(env, n)),
                      list(env.hosts))
-    for result in results:
-        assert result.stdout == ''
+    for name, result in zip(env.hosts, results, strict=True):
+        assert result.stdout == f'SANDBOX_IMAGE={sandbox_image(name)}\n'
         assert '[prepare] packages' in result.stderr
     for name in env.hosts:
         versions = in_host(env, name, 'dpkg-query', '-W', '-f',
@@ -302,6 +323,7 @@ def test_prepare_every_node(env):
                 name, '/etc/apt/keyrings/kubernetes-apt-keyring.gpg'),
                 'rb') as f:
             assert f.read() == env.key     # binary key stored as it is
+        assert_sandbox_image(env, name)
     modes = {'/etc/apt/apt.conf.d/95kubernetes-mgmt-proxy': 0o600,
              '/etc/systemd/system/containerd.service.d/http-proxy.conf':
              0o640}
@@ -309,6 +331,22 @@ def test_prepare_every_node(env):
         st = os.stat(env.lab.host_path('worker-1', path))
         assert st.st_mode & 0o777 == mode and st.st_uid == 0
         assert not os.path.exists(env.lab.host_path('worker-0', path))
+
+
+def assert_sandbox_image(env, name: str) -> None:
+    """containerd's configuration names the pause image kubeadm wants,
+    from the node's image repository, in the layout it has."""
+    with open(env.lab.host_path(name, '/etc/containerd/config.toml'),
+              'rb') as f:
+        config = tomllib.load(f)
+    plugins = config['plugins']
+    if config['version'] == 3:
+        sandbox = plugins['io.containerd.cri.v1.images']['pinned_images'][
+            'sandbox']
+    else:
+        sandbox = plugins['io.containerd.grpc.v1.cri']['sandbox_image']
+    assert (name, config['version'], sandbox) == (
+        name, 3 if name == 'worker-0' else 2, sandbox_image(name))
 
 
 def test_lb_on_every_master_before_init(env):
@@ -344,6 +382,24 @@ def test_init_first_master(env):
     assert {'name': 'CALICO_IPV4POOL_CIDR', 'value': POD_CIDR} in \
         container['env']
     assert [t['token'] for t in env.view.tokens()] == [env.token]
+
+
+def test_cni_manifest_with_another_content_is_refused(env):
+    config = {**env.configs[('master-0', 'init')],
+              'CNI_MANIFEST': f'{env.www}/cni/tampered.yaml'}
+    served = hashlib.sha256(env.handler.files['/cni/tampered.yaml'])
+    before = snapshot(env)
+    result = run(env, 'master-0', 'init', config, check=False)
+    assert result.exit_status == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        'ERROR [init/pod network]: the CNI manifest '
+        f'{env.www}/cni/tampered.yaml has SHA-256 {served.hexdigest()}, '
+        f'expected {CALICO_SHA256} (CNI_SHA256): not applied')
+    assert snapshot(env) == before      # nothing applied, nothing written
+    daemonsets = env.view.objects('DaemonSet', 'kube-system')
+    assert [d['spec']['template']['spec'].get('hostPID')
+            for d in daemonsets if d['metadata']['name'] == 'calico-node'
+            ] == [None]
 
 
 def test_join_masters_one_at_a_time(env):
@@ -495,6 +551,7 @@ GOLDEN_FILES = {
     'kubelet-http-proxy.conf': (
         'worker-1', '/etc/systemd/system/kubelet.service.d/http-proxy.conf'),
     'containerd-config.toml': ('worker-1', '/etc/containerd/config.toml'),
+    'containerd-config-v3.toml': ('worker-0', '/etc/containerd/config.toml'),
     'hosts.toml-docker.io': ('worker-1',
                              '/etc/containerd/certs.d/docker.io/hosts.toml'),
     'hosts.toml-registry.k8s.io': (

@@ -5,15 +5,19 @@ HAProxy and keepalived. Emulated: the Kubernetes binaries.
 """
 import base64
 import json
+import shutil
 import ssl
 import urllib.request
+from pathlib import Path
 
 import pytest
 
 from kubernetes_mgmt import instance_state
+from kubernetes_mgmt.cluster.script import CONTRACT_VERSION
 from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.lab import driving
 from kubernetes_mgmt.lab.emulated import ClusterView, inject_fault
+from kubernetes_mgmt.lab.emulated.kubeadm import ADDON_TAGS
 from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
 from kubernetes_mgmt.remote.retry import poll
 
@@ -167,3 +171,67 @@ def test_failed_join_names_host_and_step_and_rerun_completes():
         assert not [c for c in commands if c[1] == 'apt-get install']
         joins = [h for h, c in commands if c == 'kubeadm join']
         assert joins == [victim.name]
+
+
+MIRROR = 'mirror.example:5000/k8s'
+
+
+def _package_of_another_contract(lab) -> str:
+    """The lab's package, its install script declaring the contract
+    before this plugin's (a package built by an older release)."""
+    package = Path(lab.root) / 'old-package'
+    shutil.copytree(lab.package_dir, package)
+    script = package / 'Scripts' / 'install_k8s_cluster.sh'
+    text = script.read_text(encoding='utf-8')
+    ours = f'readonly CONTRACT_VERSION={CONTRACT_VERSION}\n'
+    assert ours in text
+    script.write_text(text.replace(
+        ours, f'readonly CONTRACT_VERSION={CONTRACT_VERSION - 1}\n'),
+        encoding='utf-8')
+    return str(package)
+
+
+def test_old_contract_refused_untouched_then_air_gapped_sandbox_image():
+    """A package whose script speaks another contract is refused before
+    any VM is touched; with the right package and image_repository set,
+    containerd on every node pins the sandbox image from the mirror."""
+    _require_lab()
+    with throwaway_lab(1, 1) as lab:
+        view = ClusterView(lab.state.cluster_dir)
+        hosts = lab.state.hosts
+        logins = {h.name: lab.ssh_accepts(h.name) for h in hosts}
+        events = len(view.events())
+        request, instance = driving.new_instance(lab)
+        with driving.driver_options(
+                lab, vnf_package_dir=_package_of_another_contract(lab)):
+            with pytest.raises(MgmtDriverError) as info:
+                driving.instantiate_end(request, instance, lab)
+        message = str(info.value)
+        assert (f'speaks install-script contract version '
+                f'{CONTRACT_VERSION - 1}, this plugin speaks version '
+                f'{CONTRACT_VERSION}') in message
+        assert 'kubernetes-mgmt package build' in message
+        assert {h.name: lab.ssh_accepts(h.name) for h in hosts} == logins
+        assert len(view.events()) == events
+        assert not instance_state.load(instance).host_keys
+
+        with driving.driver_options(lab, image_repository=MIRROR):
+            driving.instantiate_end(request, instance, lab)
+        assert nodes_by_role(lab) == {h.ip: (h.role, True) for h in hosts}
+        # Positive control: logins are counted (the refusal made none).
+        assert all(lab.ssh_accepts(h.name, at_least=logins[h.name] + 1)
+                   > logins[h.name] for h in hosts)
+        for host in hosts:
+            version = lab.run_in_host(host.name, [
+                'kubeadm', 'version', '-o', 'short']).stdout.strip()
+            pause = ADDON_TAGS[int(version.split('.')[1])][1]
+            with open(lab.host_path(host.name,
+                                    '/etc/containerd/config.toml'),
+                      encoding='utf-8') as f:
+                config = f.read()
+            assert f'sandbox_image = "{MIRROR}/pause:{pause}"' in [
+                line.strip() for line in config.splitlines()], host.name
+        with open(lab.host_path(hosts[0].name,
+                                '/etc/kubernetes/kubeadm-init.yaml'),
+                  encoding='utf-8') as f:
+            assert f'imageRepository: {MIRROR}' in f.read().splitlines()

@@ -14,7 +14,7 @@ import uuid
 import paramiko
 import pytest
 
-from kubernetes_mgmt.lab import hosts, net, volumes
+from kubernetes_mgmt.lab import hosts, mirror, net, volumes
 from kubernetes_mgmt.remote.retry import poll
 
 pytestmark = pytest.mark.lab
@@ -91,6 +91,8 @@ def test_session_lab_has_its_hosts_and_a_0600_state(lab):
                  f'apt_repository_url = {site}apt/',
                  f'apt_key_url = {site}apt/Release.key',
                  f'cni_manifest = {site}cni/calico.yaml',
+                 'cni_manifest_sha256 = '
+                 f'{mirror.sha256_of(mirror.CALICO_MANIFEST)}',
                  'vim_registry = file',
                  f'vim_registry_file = {lab.root}/vims.json',
                  'host_key_checking = true'):

@@ -38,7 +38,9 @@ def _topology(stack='stack-1', vip='10.0.0.100'):
 @pytest.fixture
 def package(tmp_path):
     (tmp_path / 'Scripts').mkdir()
-    (tmp_path / 'Scripts/install_k8s_cluster.sh').write_text('#!/bin/bash\n')
+    # The package's script is the real one: it declares its contract.
+    (tmp_path / 'Scripts/install_k8s_cluster.sh').write_bytes(
+        (REPO / 'scripts/install_k8s_cluster.sh').read_bytes())
     return tmp_path
 
 

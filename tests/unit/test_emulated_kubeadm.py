@@ -368,3 +368,25 @@ def test_joins_go_through_a_real_haproxy(lab):
     server = m0.kubectl('config', 'view', '-o',
                         'jsonpath={.clusters[0].cluster.server}').stdout
     assert server == f'https://{m0.ip}:16443'
+
+
+def test_config_images_list_names_the_tags_of_kubeadms_version(tmp_path):
+    host = testing.make_host(str(tmp_path), str(tmp_path / 'c'), 'bare',
+                             '127.0.0.1')
+    host.run('apt-get', 'install', '-y', 'kubeadm=1.34.2-1.1', check=True)
+    listed = host.run('kubeadm', 'config', 'images', 'list',
+                      '--kubernetes-version', 'v1.34.2', '--image-repository',
+                      'mirror.example:5000/k8s', check=True).stdout.split()
+    assert listed == [
+        'mirror.example:5000/k8s/kube-apiserver:v1.34.2',
+        'mirror.example:5000/k8s/kube-controller-manager:v1.34.2',
+        'mirror.example:5000/k8s/kube-scheduler:v1.34.2',
+        'mirror.example:5000/k8s/kube-proxy:v1.34.2',
+        'mirror.example:5000/k8s/coredns/coredns:v1.12.1',
+        'mirror.example:5000/k8s/pause:3.10.1',
+        'mirror.example:5000/k8s/etcd:3.6.4-0']
+    # Without a repository: registry.k8s.io; another minor, other tags.
+    older = host.run('kubeadm', 'config', 'images', 'list',
+                     '--kubernetes-version', 'v1.33.0',
+                     check=True).stdout.split()
+    assert 'registry.k8s.io/pause:3.10' in older

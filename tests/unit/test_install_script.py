@@ -5,6 +5,7 @@ runs, so nothing on this machine is touched.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -12,7 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from kubernetes_mgmt.lab.emulated.containerd import DEFAULT_CONFIG
+try:
+    import tomllib
+except ModuleNotFoundError:     # Python 3.10
+    import tomli as tomllib
+
+from kubernetes_mgmt.cluster import script
+from kubernetes_mgmt.lab.emulated.containerd import (
+    DEFAULT_CONFIG,
+    DEFAULT_CONFIG_2X,
+)
 
 SCRIPT = Path(__file__).resolve().parents[2] / 'scripts' / \
     'install_k8s_cluster.sh'
@@ -82,13 +92,15 @@ def test_valid_config_with_comments_and_blank_lines():
 
 # A valid configuration of each role, as the driver would send it.
 VALID = {
-    'prepare': {'K8S_VERSION': '1.37'},
+    'prepare': {'K8S_VERSION': '1.37',
+                'IMAGE_REPOSITORY': 'mirror.example:5000/k8s'},
     'lb': {'LB_BACKENDS': 'master-0=10.0.0.1,master-1=10.0.0.2',
            'VIP': '10.0.0.100', 'VIP_PREFIX': '24', 'VRRP_ROUTER_ID': '51',
            'VRRP_PRIORITY': '150', 'VRRP_STATE': 'MASTER',
            'VRRP_PASSWORD': 'pw123456', 'VRRP_PEERS': '10.0.0.2'},
     'init': {'K8S_VERSION': '1.37', 'CNI': 'calico',
              'CNI_MANIFEST': '/var/lib/kubernetes-mgmt/cni.yaml',
+             'CNI_SHA256': 'ab' * 32,
              'CONTROL_PLANE_ENDPOINT': '10.0.0.1:6443',
              'POD_CIDR': '10.244.0.0/16', 'SERVICE_CIDR': '10.96.0.0/12',
              'BOOTSTRAP_TOKEN': TOKEN},
@@ -137,6 +149,12 @@ def config_of(role: str, changes: dict, extra: tuple = ()) -> str:
     ('init', {'CNI_MANIFEST': '/var/lib/../../etc/shadow'}, (),
      'invalid CNI_MANIFEST'),
     ('init', {'CNI': 'weave'}, (), 'invalid CNI'),
+    ('init', {'CNI_SHA256': None}, (), 'CNI_SHA256 is required for role init'),
+    ('init', {'CNI_SHA256': 'AB' * 32}, (),
+     'invalid CNI_SHA256: expected 64 lowercase hex digits'),
+    ('init', {'CNI_SHA256': 'ab' * 31 + '$(id)'}, (), 'invalid CNI_SHA256'),
+    ('prepare', {'IMAGE_REPOSITORY': 'mirror/$(reboot)'}, (),
+     'invalid IMAGE_REPOSITORY'),
     ('hosts', {'HOSTS': None}, (), 'HOSTS is required for role hosts'),
     ('hosts', {'HOSTS': '10.0.0.1=a $(reboot)'}, (), 'invalid HOSTS'),
     ('hosts', {'K8S_VERSION': '1.37'}, (),
@@ -195,6 +213,7 @@ def test_secrets_are_masked_in_command_output():
         '"${CFG[CERTIFICATE_KEY]}" | redact_stream',
         lines(*BASE, 'K8S_VERSION=1.37', 'CNI=calico',
               'CNI_MANIFEST=/var/lib/kubernetes-mgmt/cni.yaml',
+              'CNI_SHA256=' + 'ab' * 32,
               'CONTROL_PLANE_ENDPOINT=10.0.0.1:6443',
               'POD_CIDR=10.244.0.0/16', 'SERVICE_CIDR=10.96.0.0/12',
               f'BOOTSTRAP_TOKEN={TOKEN}', f'CERTIFICATE_KEY={CERT_KEY}'))
@@ -300,52 +319,149 @@ def test_other_manifests_are_applied_unchanged(tmp_path):
     assert 'applied unchanged' in proc.stderr
 
 
-CONTAINERD_2 = """\
-version = 3
-[plugins]
-  [plugins.'io.containerd.cri.v1.images']
-    [plugins.'io.containerd.cri.v1.images'.registry]
-      config_path = ''
-  [plugins.'io.containerd.cri.v1.runtime']
-    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
-      runtime_type = 'io.containerd.runc.v2'
-      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-        BinaryName = ''
-        ShimCgroup = ''
-"""
+SANDBOX = 'mirror.example:5000/k8s/pause:3.10.2'
+GOLDEN = Path(__file__).resolve().parents[1] / 'data' / 'golden' / \
+    'install_k8s_cluster'
 
 
-def patch_containerd(tmp_path, text: str) -> tuple[int, str, str]:
+def patch_containerd(tmp_path, text: str,
+                     sandbox: str = SANDBOX) -> tuple[int, str, str]:
     path = tmp_path / 'config.toml'
     path.write_text(text)
-    proc = bash(f'ROLE=prepare; patch_containerd_config {path}')
+    proc = bash(f'ROLE=prepare; patch_containerd_config {path} {sandbox}')
     new = tmp_path / 'config.toml.new'
     return proc.returncode, new.read_text() if new.exists() else '', \
         proc.stderr
 
 
-def test_containerd_1x_config_gets_systemd_cgroup_and_certs_d(tmp_path):
+def matches_golden(name: str, text: str) -> bool:
+    golden = GOLDEN / name
+    if os.environ.get('UPDATE_GOLDEN') == '1':
+        golden.write_text(text, encoding='utf-8')
+    return text == golden.read_text(encoding='utf-8')
+
+
+def test_containerd_1x_config_gets_systemd_cgroup_certs_d_and_sandbox(
+        tmp_path):
     rc, text, err = patch_containerd(tmp_path, DEFAULT_CONFIG)
     assert rc == 0, err
     assert text == DEFAULT_CONFIG.replace(
         'SystemdCgroup = false', 'SystemdCgroup = true').replace(
-        'config_path = ""', 'config_path = "/etc/containerd/certs.d"')
-
-
-def test_containerd_2x_config_gets_systemd_cgroup_and_certs_d(tmp_path):
-    rc, text, err = patch_containerd(tmp_path, CONTAINERD_2)
-    assert rc == 0, err
-    assert text == CONTAINERD_2.replace(
-        "config_path = ''", 'config_path = "/etc/containerd/certs.d"'
-    ).replace("runc.options]\n", 'runc.options]\nSystemdCgroup = true\n')
+        'config_path = ""', 'config_path = "/etc/containerd/certs.d"'
+    ).replace('sandbox_image = "registry.k8s.io/pause:3.8"',
+              f'sandbox_image = "{SANDBOX}"')
+    assert matches_golden('containerd-config-1x.toml', text)
     rc, again, err = patch_containerd(tmp_path, text)
     assert again == text
+
+
+def test_containerd_2x_config_gets_systemd_cgroup_certs_d_and_sandbox(
+        tmp_path):
+    rc, text, err = patch_containerd(tmp_path, DEFAULT_CONFIG_2X)
+    assert rc == 0, err
+    assert text == DEFAULT_CONFIG_2X.replace(
+        "config_path = ''", 'config_path = "/etc/containerd/certs.d"'
+    ).replace("runc.options]\n",
+              'runc.options]\n            SystemdCgroup = true\n'
+              ).replace("sandbox = 'registry.k8s.io/pause:3.10'",
+                        f"sandbox = '{SANDBOX}'")
+    assert matches_golden('containerd-config-2x.toml', text)
+    rc, again, err = patch_containerd(tmp_path, text)
+    assert again == text
+
+
+@pytest.mark.parametrize('text, added', [
+    # 1.x: the CRI plugin's table only implied by its sub-tables.
+    ('version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes'
+     '.runc.options]\n  SystemdCgroup = false\n',
+     f'\n[plugins.\'io.containerd.grpc.v1.cri\']\n'
+     f'  sandbox_image = "{SANDBOX}"\n'),
+    # 2.x without pinned_images.
+    ("version = 3\n[plugins.'io.containerd.cri.v1.runtime'.containerd."
+     "runtimes.runc.options]\n  SystemdCgroup = true\n",
+     f"\n[plugins.'io.containerd.cri.v1.images'.pinned_images]\n"
+     f"  sandbox = '{SANDBOX}'\n"),
+])
+def test_sandbox_table_is_added_when_missing(tmp_path, text, added):
+    rc, patched, err = patch_containerd(tmp_path, text)
+    assert rc == 0, err
+    assert patched == text.replace('= false', '= true') + added
+    assert tomllib.loads(patched)      # still TOML: no table defined twice
+    rc, again, err = patch_containerd(tmp_path, patched)
+    assert again == patched
+
+
+def test_sandbox_key_is_added_below_an_existing_table_header(tmp_path):
+    text = DEFAULT_CONFIG.replace(
+        '    sandbox_image = "registry.k8s.io/pause:3.8"\n', '')
+    rc, patched, err = patch_containerd(tmp_path, text)
+    assert rc == 0, err
+    assert '  [plugins."io.containerd.grpc.v1.cri"]\n' \
+        f'    sandbox_image = "{SANDBOX}"\n' in patched
+    parsed = tomllib.loads(patched)
+    assert parsed['plugins']['io.containerd.grpc.v1.cri'][
+        'sandbox_image'] == SANDBOX
+
+
+def test_systemd_cgroup_is_set_in_the_runc_options_only(tmp_path):
+    text = DEFAULT_CONFIG.replace(
+        '      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes]\n',
+        '      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes]\n'
+        '        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.kata'
+        '.options]\n          SystemdCgroup = false\n').replace(
+        '            SystemdCgroup = false\n', '')
+    rc, patched, err = patch_containerd(tmp_path, text)
+    assert rc == 0, err
+    cri = tomllib.loads(patched)['plugins']['io.containerd.grpc.v1.cri']
+    runtimes = cri['containerd']['runtimes']
+    assert runtimes['runc']['options'] == {'SystemdCgroup': True}
+    assert runtimes['kata']['options'] == {'SystemdCgroup': False}
+
+
+def test_containerd_config_of_an_unknown_layout_is_an_error(tmp_path):
+    rc, _, err = patch_containerd(tmp_path, '[plugins.cri]\nx = 1\n')
+    assert rc == 1
+    assert "config version '': 2 (containerd 1.x) or 3 (2.x)" in err
 
 
 def test_containerd_config_without_runc_options_is_an_error(tmp_path):
     rc, _, err = patch_containerd(tmp_path, 'version = 2\n')
     assert rc == 1
     assert 'ERROR [prepare/' in err and 'runc options' in err
+
+
+# -- contract and CNI checksum ------------------------------------------
+
+def test_script_prints_the_contract_the_driver_speaks():
+    proc = subprocess.run(['bash', str(SCRIPT), '--contract-version'],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f'{script.CONTRACT_VERSION}\n'
+    assert script.declared_contract(SCRIPT.read_text()) == \
+        script.CONTRACT_VERSION
+
+
+def test_cni_manifest_with_another_hash_is_not_applied(tmp_path):
+    manifest = tmp_path / 'cni.yaml'
+    manifest.write_text(UPSTREAM_CALICO)
+    good = hashlib.sha256(UPSTREAM_CALICO.encode()).hexdigest()
+    wrong = hashlib.sha256(b'the reviewed manifest').hexdigest()
+    # kubectl here records that it ran; the check must stop before it.
+    bin_dir = tmp_path / 'bin'
+    bin_dir.mkdir()
+    (bin_dir / 'kubectl').write_text(
+        f'#!/bin/sh\necho "$@" >> {tmp_path}/kubectl.log\n')
+    (bin_dir / 'kubectl').chmod(0o755)
+    (tmp_path / 'work').mkdir()
+    proc = bash(f'PATH={bin_dir}:$PATH; ROLE=init; WORK={tmp_path}/work; '
+                'CFG[CNI]=calico; '
+                f'CFG[POD_CIDR]=10.244.0.0/16; CFG[CNI_MANIFEST]={manifest}; '
+                f'CFG[CNI_SHA256]={wrong}; apply_cni')
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        f'ERROR [init/pod network]: the CNI manifest {manifest} has SHA-256 '
+        f'{good}, expected {wrong} (CNI_SHA256): not applied')
+    assert not (tmp_path / 'kubectl.log').exists()
 
 
 FSTAB = """\

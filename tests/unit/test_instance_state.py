@@ -91,7 +91,7 @@ def test_unsigned_state_of_plugin_0_1_needs_the_operators_trust():
     instance = Instance({instance_state.METADATA_KEY:
                          json.dumps({'vim_id': 'v1'})})
     with pytest.raises(instance_state.TamperedState,
-                       match='not signed.*trust_unsigned_state'):
+                       match=r'not signed.*trust_unsigned_state'):
         instance_state.load(instance)
     cfg.CONF.set_override('trust_unsigned_state', True, 'kubernetes_mgmt')
     try:

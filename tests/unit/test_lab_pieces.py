@@ -1,6 +1,7 @@
 """The lab's pure parts: addressing, names, paths, generated files."""
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 
@@ -279,6 +280,13 @@ def test_driver_config_points_at_mirror_package_and_vim_file(tmp_path):
             group.cni_manifest) == \
         (mirror + 'apt/', mirror + 'apt/Release.key',
          mirror + 'cni/calico.yaml')
+    served = os.path.join(lab.root, 'mirror', 'cni', 'calico.yaml')
+    mirror_dir = os.path.dirname(os.path.dirname(served))
+    from kubernetes_mgmt.lab import mirror as lab_mirror
+    lab_mirror.populate(mirror_dir)
+    with open(served, 'rb') as f:
+        assert group.cni_manifest_sha256 == \
+            hashlib.sha256(f.read()).hexdigest()
     assert group.heat_endpoint == 'http://10.10.0.1:8004/v1/t'
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kubernetes_mgmt.cli import main
+from kubernetes_mgmt.cluster import script
 from kubernetes_mgmt.vnf_package import layout, meta
 
 INSTALL_SCRIPT = 'Scripts/install_k8s_cluster.sh'
@@ -117,6 +118,27 @@ def test_driver_file_differs_from_the_installed_module(capsys, tmp_path,
     assert problem.endswith(
         'Rebuild the package with kubernetes-mgmt package build and upload '
         'it, or install the plugin version the package was built for')
+
+
+def test_install_script_of_another_contract_is_reported(capsys, tmp_path,
+                                                        built_package):
+    text = read(built_package, INSTALL_SCRIPT).decode()
+    ours = f'readonly CONTRACT_VERSION={script.CONTRACT_VERSION}\n'
+    assert ours in text
+    status, out, _ = verify(capsys, str(built_package))
+    assert f'scripts:    {INSTALL_SCRIPT} (install-script contract ' \
+        f'{script.CONTRACT_VERSION})' in out
+    old = rewrite(built_package, tmp_path / 'old.zip', {
+        INSTALL_SCRIPT: text.replace(ours, 'readonly CONTRACT_VERSION=1\n')
+        .encode()})
+    status, _, err = verify(capsys, str(old))
+    assert status == 1
+    assert problems(err) == [
+        f'{INSTALL_SCRIPT} speaks install-script contract version 1, this '
+        f'plugin speaks version {script.CONTRACT_VERSION}. Rebuild the VNF '
+        "package with this plugin version's script (kubernetes-mgmt package "
+        'build) and upload it, or install the plugin version that matches '
+        'the package.']
 
 
 def test_referenced_path_missing(capsys, tmp_path, built_package):

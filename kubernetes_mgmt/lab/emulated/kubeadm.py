@@ -27,6 +27,19 @@ IMAGE_FLAGS = [Flag('config'), Flag('kubernetes-version'),
 VERSION_FLAGS = [Flag('output', short='o')]
 COMPONENT_IMAGES = ('kube-apiserver', 'kube-controller-manager',
                     'kube-scheduler', 'kube-proxy')
+# (coredns, pause, etcd) tags kubeadm pins per minor, as its constants
+# have them where known; the lab's newer minors continue the pattern.
+# Different per minor on purpose: what a script takes from
+# "kubeadm config images list" then shows in its results.
+ADDON_TAGS = {
+    31: ('v1.11.3', '3.10', '3.5.15-0'),
+    32: ('v1.11.3', '3.10', '3.5.16-0'),
+    33: ('v1.12.0', '3.10', '3.5.21-0'),
+    34: ('v1.12.1', '3.10.1', '3.6.4-0'),
+    35: ('v1.13.1', '3.10.1', '3.6.6-0'),
+    36: ('v1.13.1', '3.10.1', '3.6.8-0'),
+    37: ('v1.13.2', '3.10.2', '3.6.10-0'),
+}
 
 
 def _version(ctx: Context, opts: Parsed) -> int:
@@ -60,9 +73,12 @@ def _images(ctx: Context, opts: Parsed) -> list[str]:
         version = s.kubernetes_version
     version = common.resolve_k8s_version(ctx, version)
     repo = opts.get('image-repository') or 'registry.k8s.io'
+    minor = common.version_tuple(version)[1]
+    coredns, pause, etcd = ADDON_TAGS[min(max(minor, min(ADDON_TAGS)),
+                                          max(ADDON_TAGS))]
     images = [f'{repo}/{c}:{version}' for c in COMPONENT_IMAGES]
-    return [*images, f'{repo}/coredns/coredns:v1.11.3',
-            f'{repo}/pause:3.10', f'{repo}/etcd:3.5.15-0']
+    return [*images, f'{repo}/coredns/coredns:{coredns}',
+            f'{repo}/pause:{pause}', f'{repo}/etcd:{etcd}']
 
 
 def _config_images(ctx: Context, opts: Parsed, verb: str) -> int:
