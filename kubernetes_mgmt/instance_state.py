@@ -92,9 +92,10 @@ class DriverState:
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
-def load(vnf_instance: Any) -> DriverState:
-    """The stored state, verified; an empty state when none is stored.
-    Raises TamperedState (naming the fields) when it does not verify."""
+def load(vnf_instance: Any, key_file: str | None = None) -> DriverState:
+    """The stored state, verified (with the key in ``key_file``, default
+    ``state_key_file``); an empty state when none is stored. Raises
+    TamperedState (naming the fields) when it does not verify."""
     instance_id = _instance_id(vnf_instance)
     stored = _stored(vnf_instance, instance_id)
     if not stored:
@@ -106,8 +107,8 @@ def load(vnf_instance: Any) -> DriverState:
     if not isinstance(fields, dict) or not isinstance(signatures, dict):
         raise TamperedState(_where(instance_id) + ' lacks its state or '
                             'signatures' + _REFUSED)
-    bad = integrity.tampered(integrity.load_key(create=False), instance_id,
-                             fields, signatures)
+    key = integrity.load_key(create=False, path=key_file)
+    bad = integrity.tampered(key, instance_id, fields, signatures)
     if bad:
         raise TamperedState(
             f'{_where(instance_id)} was changed outside this driver '

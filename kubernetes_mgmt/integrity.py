@@ -33,10 +33,11 @@ def key_path() -> str:
     return CONF.kubernetes_mgmt.state_key_file
 
 
-def load_key(*, create: bool) -> bytes:
-    """The site key, read anew on every call (no secret is cached in the
-    long-lived conductor). With ``create`` a missing key file is made."""
-    path = key_path()
+def load_key(*, create: bool, path: str | None = None) -> bytes:
+    """The site key (of ``path``, default ``state_key_file``), read anew
+    on every call: no secret is cached in the long-lived conductor. With
+    ``create`` a missing key file is made."""
+    path = path or key_path()
     try:
         with open(path, 'rb') as f:
             return _parse_key(f.read(), path)
@@ -71,7 +72,7 @@ def _create_key(path: str) -> bytes:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:     # another operation made it first
-        return load_key(create=False)
+        return load_key(create=False, path=path)
     with os.fdopen(fd, 'w') as f:
         f.write(key.hex() + '\n')
     return key

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from oslo_config import cfg
 
 from kubernetes_mgmt import conf as _conf  # noqa: F401  (registers opts)
+from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.kubernetes_mgmt import KubernetesMgmtDriver
 from kubernetes_mgmt.lab import tacker_shapes
 from kubernetes_mgmt.lab.manager import Lab
@@ -155,6 +156,12 @@ def instantiated_lab(masters: int, workers: int, **options):
             request, instance = new_instance(lab)
             instantiate_end(request, instance, lab)
         yield lab, instance
+
+
+def stored_state(lab: Lab, instance) -> instance_state.DriverState:
+    """What the driver stored in ``instance``, verified with the lab's
+    state key (callable inside or outside ``driver_options``)."""
+    return instance_state.load(instance, key_file=lab.state_key_file)
 
 
 def refresh_vnfc_resources(lab: Lab, instance) -> None:

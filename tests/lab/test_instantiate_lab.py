@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.cluster.script import CONTRACT_VERSION
 from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.lab import driving
@@ -93,7 +92,7 @@ def test_simple_cluster_is_installed_and_registered(simple):
     lab, instance = simple
     master = lab.state.hosts[0]
     assert_cluster_and_vim(lab, instance, f'https://{master.ip}:6443')
-    stored = instance_state.load(instance)
+    stored = driving.stored_state(lab, instance)
     assert stored.control_plane_endpoint == f'{master.ip}:6443'
     assert len(stored.nodes) == 3 and len(stored.host_keys) == 3
 
@@ -213,7 +212,7 @@ def test_old_contract_refused_untouched_then_air_gapped_sandbox_image():
         assert 'kubernetes-mgmt package build' in message
         assert {h.name: lab.ssh_accepts(h.name) for h in hosts} == logins
         assert len(view.events()) == events
-        assert not instance_state.load(instance).host_keys
+        assert not driving.stored_state(lab, instance).host_keys
 
         with driving.driver_options(lab, image_repository=MIRROR):
             driving.instantiate_end(request, instance, lab)

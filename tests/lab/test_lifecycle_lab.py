@@ -90,7 +90,7 @@ def assert_cluster_matches_lab(lab, instance) -> None:
     v = view(lab)
     assert set(v.node_names()) == expected_nodes(lab)
     assert all(v.node_ready(n) for n in v.node_names())
-    state = instance_state.load(instance)
+    state = driving.stored_state(lab, instance)
     assert {sid: r.name for sid, r in state.node_records().items()} == \
         {h.server_id: node_name(h) for h in lab.state.hosts}
     assert set(state.host_keys) == {h.ip for h in lab.state.hosts}
@@ -281,7 +281,7 @@ def test_refused_requests_change_nothing(ha_lab):
     with pytest.raises(ValidationError, match='not a VNFC of'):
         driving.heal(lab, instance, ['no-such-vnfc'])
 
-    vim_id = instance_state.load(instance).vim_id
+    vim_id = driving.stored_state(lab, instance).vim_id
     registry(lab).record_use(vim_id, 'cnf-instance-1')
     try:
         with pytest.raises(VimInUse, match='cnf-instance-1'):
@@ -421,11 +421,11 @@ def test_heal_of_a_worker(ha_lab):
 def test_heal_of_the_whole_vnf_reinstalls_and_registers_again(ha_lab):
     lab, instance = ha_lab
     old_stack = lab.state.stack_id
-    old_vim = instance_state.load(instance).vim_id
+    old_vim = driving.stored_state(lab, instance).vim_id
     driving.heal_whole(lab, instance)
     assert lab.state.stack_id != old_stack
     assert_cluster_matches_lab(lab, instance)
-    state = instance_state.load(instance)
+    state = driving.stored_state(lab, instance)
     assert state.stack_id == lab.state.stack_id
     records = registry(lab).records()
     assert [r.id for r in records] == [state.vim_id] and \

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
 from kubernetes_mgmt.lab import driving, tacker_shapes
 from kubernetes_mgmt.lab.emulated import ClusterView
@@ -143,7 +142,7 @@ def test_pvs_point_at_the_storage_server_and_are_available(lab):
         assert pv['spec']['nfs']['server'] == storage_host(lab).ip
         assert pv['spec']['nfs']['path'] in driving.STORAGE_EXPORTS
         assert pv['status']['phase'] == 'Available'
-    state = instance_state.load(instance)
+    state = driving.stored_state(lab, instance)
     assert state.storage_server == storage_host(lab).server_id
 
 
@@ -256,7 +255,7 @@ def test_storage_heal_re_registers_pvs_on_the_new_server(lab):
     assert lab.run_in_host(new.name, ['test', '-e', MARKER]).returncode == 1
     assert len(on_storage(lab, 'exportfs', '-s').splitlines()) == \
         len(driving.STORAGE_EXPORTS)
-    assert instance_state.load(instance).storage_server == new.server_id
+    assert driving.stored_state(lab, instance).storage_server == new.server_id
 
 
 def test_whole_vnf_heal_sets_up_storage_and_pvs_again(lab):
@@ -275,7 +274,7 @@ def test_whole_vnf_heal_sets_up_storage_and_pvs_again(lab):
                pv['status']['phase'] == 'Available' for pv in found.values())
     nodes = [h for h in lab.state.hosts if h.role != 'storage']
     assert all(nfs_client_installed(lab, h) for h in nodes)
-    assert instance_state.load(instance).storage_server == new.server_id
+    assert driving.stored_state(lab, instance).storage_server == new.server_id
 
 
 def test_a_pv_that_never_becomes_available_fails_naming_it(lab, tmp_path):

@@ -164,7 +164,7 @@ def test_instantiate_end_builds_and_registers_the_cluster(instantiated,
     assert instance.vim_connection_info[0].vim_type == 'openstack'
 
 
-def test_instance_still_serialises_as_tacker_stores_it(instantiated):
+def test_instance_still_serialises_as_tacker_stores_it(lab, instantiated):
     """What the driver wrote fits Tacker's field types: the object goes
     through obj_to_primitive/obj_from_primitive (RPC, DB) unchanged."""
     from tacker import objects
@@ -177,7 +177,7 @@ def test_instance_still_serialises_as_tacker_stores_it(instantiated):
     assert again.vnf_metadata == instance.vnf_metadata
     assert [c.to_dict() for c in again.vim_connection_info] == \
         [c.to_dict() for c in instance.vim_connection_info]
-    state = instance_state.load(again)
+    state = driving.stored_state(lab, again)
     assert state.vim_id == instance.vim_connection_info[-1].vim_id
     assert len(state.nodes) == 2
 
@@ -242,11 +242,11 @@ def test_lifecycle_hooks_take_tackers_objects_and_kwargs(
         hook('heal_end', heal_vnf_request=heal_vnfc, vnf=vnf())
         assert lab.state.host(worker.name).server_id != worker.server_id
 
-        old_vim = instance_state.load(instance).vim_id
+        old_vim = driving.stored_state(lab, instance).vim_id
         hook('heal_start', heal_vnf_request=heal_all)
         driving.respawn(lab, instance)
         hook('heal_end', heal_vnf_request=heal_all, vnf=vnf())
-        new_vim = instance_state.load(instance).vim_id
+        new_vim = driving.stored_state(lab, instance).vim_id
         assert new_vim and new_vim != old_vim
         assert [c.vim_id for c in instance.vim_connection_info
                 if c.vim_type == 'kubernetes'] == [new_vim]
