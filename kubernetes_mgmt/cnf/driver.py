@@ -53,7 +53,6 @@ class KubernetesNamespacedDriver:
             store = TackerStore()
         self._store = store
         self._timings = timings or Timings.from_conf()
-        self._grace: dict[str, int | None] = {}
 
     # -- identity -------------------------------------------------------
     def get_type(self):
@@ -296,7 +295,9 @@ class KubernetesNamespacedDriver:
             raise CnfError('delete: Tacker passed no VNF instance')
         namespace = instance.namespace_of(vnf_instance)
         grace = self._grace_seconds(terminate_vnf_req)
-        self._grace[vnf_instance.id] = grace
+        # delete_wait needs it; Tacker saves the instance in between, so
+        # it survives a conductor restart and never mixes operations.
+        instance.remember_grace(vnf_instance, grace)
         records = self._store.resources(context, vnf_instance.id)
         with self._session(auth_attr) as session:
             found = teardown.targets(session, records, namespace)
@@ -309,11 +310,12 @@ class KubernetesNamespacedDriver:
         namespace = instance.namespace_of(vnf_instance)
         # Pods may take their whole grace period to stop.
         deadline = self._timings.delete + (
-            self._grace.pop(vnf_instance.id, None) or 0)
+            instance.grace_of(vnf_instance) or 0)
         records = self._store.resources(context, vnf_instance.id)
         with self._session(auth_attr) as session:
             found = teardown.targets(session, records, namespace)
             teardown.wait_gone(session, found, self._timings, deadline)
+        instance.forget_grace(vnf_instance)
 
     def delete_vnf_instance_resource(self, context, vnf_instance,
                                      vim_connection_info, vnf_resource):

@@ -238,6 +238,50 @@ def test_waits_follow_the_cluster():
         assert api.namespaces_in_use(CNF_KINDS) == set()
 
 
+def test_grace_period_survives_a_conductor_restart_within_terminate():
+    # Pods take 0.6 s to go, the plain delete deadline is 0.2 s: only
+    # the 2 s grace period that delete() asked for lets delete_wait pass.
+    # A second driver object stands in for a restarted conductor.
+    slow = Timing(terminate_after=0.6)
+    short = Timings(ready=10, scale=10, heal=10, delete=0.2,
+                    poll_first=0.01, poll_ceiling=0.05, request=10)
+    with KubeApiDouble(timing=slow) as api:
+        lcm = runner(api, api.add_token('admin', cluster_admin()), short)
+        instance = instantiate(lcm, namespace='ns-a')
+        other = instantiate(lcm, namespace='ns-b')
+        kwargs = {'plugin': lcm, 'context': None,
+                  'auth_attr': lcm.vim.access_info}
+        lcm.driver.delete(vnf_id=None, vnf_instance=instance,
+                          terminate_vnf_req=TerminateVnfRequest(
+                              'GRACEFUL', 2), **kwargs)
+        assert instance.vnf_metadata['termination_grace_seconds'] == '2'
+        assert 'termination_grace_seconds' not in other.vnf_metadata
+
+        restarted = runner(api, api.add_token('admin-2', cluster_admin()),
+                           short)
+        restarted.store.rows = lcm.store.rows
+        restarted.driver.delete_wait(vnf_id=None, vnf_instance=instance,
+                                     **kwargs)
+        assert api.namespaces_in_use(CNF_KINDS) == {'ns-b'}
+        assert 'termination_grace_seconds' not in instance.vnf_metadata
+        assert instance.vnf_metadata['namespace'] == 'ns-a'
+
+
+def test_an_edited_grace_period_is_refused_by_name(double):
+    lcm = runner(double, double.add_token('admin', cluster_admin()))
+    instance = instantiate(lcm, namespace='ns-a')
+    instance.vnf_metadata = {**instance.vnf_metadata,
+                             'termination_grace_seconds': 'forever'}
+    with pytest.raises(CnfError, match=r"vnf_metadata\['termination_grace"
+                       r"_seconds'\] is 'forever'"):
+        lcm.driver.delete_wait(plugin=lcm, context=None, vnf_id=None,
+                               auth_attr=lcm.vim.access_info,
+                               vnf_instance=instance)
+    # A retried terminate sets it again and completes.
+    lcm.terminate(instance, TerminateVnfRequest('GRACEFUL', 1))
+    assert double.namespaces_in_use(CNF_KINDS) == set()
+
+
 def test_readiness_deadline_is_a_clear_error():
     never = Timing(pod_ready_after=60)
     with KubeApiDouble(timing=never) as api:
