@@ -85,9 +85,7 @@ def files_holding(lab, host: str, secrets: list[str]) -> dict[str, list]:
                 hits = [w.decode() for w in wanted
                         if w in data or w in name.encode()]
                 if hits:
-                    inside = '/' + os.path.relpath(path, lab.host_path(
-                        host, '/'))
-                    found[inside] = hits
+                    found[f'/{top}/{os.path.relpath(path, root)}'] = hits
     return found, read
 
 
