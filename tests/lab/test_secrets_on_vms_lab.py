@@ -118,7 +118,7 @@ def test_no_join_secret_left_on_a_vm_or_seen_on_a_command_line(
         with open(canary, 'w', encoding='utf-8') as f:
             f.write(f'token: {tokens[-1]}\n')
         found, _ = files_holding(lab, worker.name, secrets)
-        assert found == {'/run/kmgmt-canary': needles(tokens[-1:], [])}
+        assert found['/run/kmgmt-canary'] == needles(tokens[-1:], [])
         os.unlink(canary)
 
         for host in lab.state.hosts:
