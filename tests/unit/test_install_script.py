@@ -652,3 +652,7 @@ def test_secret_values_are_expanded_only_by_shell_builtins():
     assert len(uses) >= 4
     for line in uses:
         assert line.startswith(('printf ', 'if [[ ', '[[ ')), line
+        # ... and what a test runs when true does not expand them.
+        then = line.partition('; then')[2]
+        assert 'BOOTSTRAP_TOKEN]' not in then or 'SECRETS+=' in then, line
+        assert 'CERTIFICATE_KEY]' not in then, line
