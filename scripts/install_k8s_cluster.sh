@@ -45,6 +45,10 @@
 # prepare one line SANDBOX_IMAGE=<image> (what containerd now uses) on
 # stdout; progress ("[role] step") and errors ("ERROR [role/step]: ...") go
 # to stderr. Every role is idempotent: a second run changes nothing.
+# Secrets: BOOTSTRAP_TOKEN and CERTIFICATE_KEY reach kubeadm only in
+# configuration files (--config) under SECRET_DIR, never on a command line;
+# the role removes them when it ends, success or failure (see "secret
+# files" below).
 # Needs kubeadm >= 1.31 (configuration kubeadm.k8s.io/v1beta4) and IPv4.
 set -Eeuo pipefail
 shopt -s inherit_errexit lastpipe
@@ -66,6 +70,7 @@ readonly CERTS_D=/etc/containerd/certs.d
 readonly DEFAULT_IMAGE_REPOSITORY=registry.k8s.io
 readonly CHECK_SCRIPT=/etc/keepalived/check_apiserver_lb.sh
 readonly MANAGED='Managed by kubernetes-mgmt (install_k8s_cluster.sh): local changes are overwritten.'
+readonly EPHEMERAL='Written by kubernetes-mgmt (install_k8s_cluster.sh) for kubeadm; removed when the role ends.'
 readonly HOSTS_BEGIN='# BEGIN kubernetes-mgmt nodes'
 readonly HOSTS_END='# END kubernetes-mgmt nodes'
 
@@ -94,6 +99,7 @@ trap 'on_err "$?" "$BASH_COMMAND"' ERR
 
 cleanup() {
     [[ -z $PENDING ]] || rm -f "$PENDING"
+    remove_secret_files
     [[ -z $WORK ]] || rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -153,6 +159,88 @@ put_file() {
 remove_file() { # PATH: sets CHANGED like put_file
     CHANGED=0
     if [[ -e $1 ]]; then rm -f "$1"; CHANGED=1; log "removed $1"; fi
+}
+
+# ------------------------------------------------------------ secret files
+# The bootstrap token and the certificate key are given to kubeadm in
+# configuration files only: never on a command line (any local user sees
+# those in ps), never in a file that outlives the role. The files live in
+# SECRET_DIR, root's (0700) on /run (tmpfs: never on a persistent disk),
+# each 0600, and the EXIT trap removes the directory whatever the outcome.
+# A run killed outright (SIGKILL, power loss) leaves it until the next run
+# of any role (which clears it under the lock) or the next boot. Secret
+# lines are written with printf, a builtin: no process gets them in argv.
+readonly SECRET_DIR=/run/kubernetes-mgmt-secrets
+# What earlier versions of this script kept (token and certificate key).
+readonly LEGACY_SECRET_FILES=(/etc/kubernetes/kubeadm-init.yaml /etc/kubernetes/kubeadm-join.yaml)
+# Paths cleanup removes when the role ends (SECRET_DIR once made; kubeadm's
+# bootstrap-kubelet.conf, which holds the token, after a join attempt).
+SECRET_PATHS=()
+
+# Under the install lock: no other run can be using SECRET_DIR.
+clear_secrets_left_behind() {
+    local path
+    rm -rf "$SECRET_DIR"
+    for path in "${LEGACY_SECRET_FILES[@]}"; do remove_file "$path"; done
+}
+
+make_secret_dir() {
+    [[ -d $SECRET_DIR ]] && return 0
+    mkdir -m 0700 "$SECRET_DIR"
+    SECRET_PATHS+=("$SECRET_DIR")
+}
+
+# write_secret_file NAME < content: SECRET_DIR/NAME, 0600 from the start.
+write_secret_file() {
+    make_secret_dir
+    (umask 077 && cat >"$SECRET_DIR/$1")
+}
+
+remove_secret_files() {
+    if (( ${#SECRET_PATHS[@]} )); then rm -rf -- "${SECRET_PATHS[@]}"; fi
+}
+
+# bootstrapTokens of an InitConfiguration: kubeadm init and kubeadm token
+# create --config create them.
+render_bootstrap_tokens() { # TTL
+    printf 'bootstrapTokens:\n  - token: "%s"\n' "${CFG[BOOTSTRAP_TOKEN]}"
+    cat <<EOF
+    ttl: $1
+    description: "kubernetes-mgmt bootstrap token"
+    usages: [signing, authentication]
+    groups: ["system:bootstrappers:kubeadm:default-node-token"]
+EOF
+}
+
+render_certificate_key() { # [INDENT]
+    if [[ -n ${CFG[CERTIFICATE_KEY]:-} ]]; then
+        printf '%scertificateKey: "%s"\n' "${1:-}" "${CFG[CERTIFICATE_KEY]}"
+    fi
+}
+
+# refresh-join: the token for "kubeadm token create --config" and the key
+# for "kubeadm init phase upload-certs --config". The ClusterConfiguration
+# names the running version: kubeadm would look one up on the internet.
+render_join_secrets_config() { # TTL VERSION
+    cat <<EOF
+# $EPHEMERAL
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+EOF
+    render_bootstrap_tokens "$1"
+    render_certificate_key
+    cat <<EOF
+localAPIEndpoint:
+  advertiseAddress: ${CFG[NODE_IP]}
+  bindPort: 6443
+nodeRegistration:
+  name: ${CFG[NODE_NAME]}
+  criSocket: $CRI_SOCKET
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: $2
+EOF
 }
 
 # ------------------------------------------------------------------ config
@@ -841,19 +929,12 @@ role_lb() {
 render_init_config() {
     local version=$1 san items
     cat <<EOF
-# $MANAGED
+# $EPHEMERAL
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: InitConfiguration
-bootstrapTokens:
-  - token: "${CFG[BOOTSTRAP_TOKEN]}"
-    ttl: 24h0m0s
-    description: "kubernetes-mgmt bootstrap token"
-    usages: [signing, authentication]
-    groups: ["system:bootstrappers:kubeadm:default-node-token"]
 EOF
-    if [[ -n ${CFG[CERTIFICATE_KEY]:-} ]]; then
-        printf 'certificateKey: "%s"\n' "${CFG[CERTIFICATE_KEY]}"
-    fi
+    render_bootstrap_tokens 24h0m0s
+    render_certificate_key
     cat <<EOF
 localAPIEndpoint:
   advertiseAddress: ${CFG[NODE_IP]}
@@ -897,11 +978,10 @@ token_exists() {
     return 1
 }
 
-ensure_token() { # TTL
+ensure_token() { # CONFIG (an InitConfiguration with bootstrapTokens)
     step 'bootstrap token'
     if token_exists; then return 0; fi
-    kubeadm token create "${CFG[BOOTSTRAP_TOKEN]}" --ttl "$1" \
-        --description 'kubernetes-mgmt bootstrap token' --kubeconfig "$ADMIN_CONF" >/dev/null
+    kubeadm token create --config "$1" --kubeconfig "$ADMIN_CONF" >/dev/null
 }
 
 # Makes the upstream manifests use POD_CIDR; other manifests stay as they are.
@@ -971,23 +1051,23 @@ print_ca_hash() {
 role_init() {
     step 'kubeadm version'
     need_cmd kubeadm kubectl openssl curl
-    local version certs=()
+    local version certs=() conf=$SECRET_DIR/init.yaml
     version=$(kubeadm version -o short)
     [[ $version == "v${CFG[K8S_VERSION]}."* ]] ||
         die "kubeadm is $version, not ${CFG[K8S_VERSION]}.x (run prepare)"
     step 'kubeadm configuration'
-    render_init_config "$version" | put_file /etc/kubernetes/kubeadm-init.yaml 0600
+    render_init_config "$version" | write_secret_file init.yaml
     if [[ -f $ADMIN_CONF ]]; then
         log 'control plane already initialized: kubeadm init skipped'
     else
         step 'kubeadm init'
         if [[ -n ${CFG[CERTIFICATE_KEY]:-} ]]; then certs=(--upload-certs); fi
-        kubeadm init --config /etc/kubernetes/kubeadm-init.yaml "${certs[@]}" \
+        kubeadm init --config "$conf" "${certs[@]}" \
             --skip-token-print --skip-certificate-key-print
     fi
     step 'API server ready'
     wait_for 'the API server to be ready' api_ready
-    ensure_token 24h0m0s
+    ensure_token "$conf"
     apply_cni
     print_ca_hash
 }
@@ -997,12 +1077,15 @@ role_refresh_join() {
     need_cmd kubeadm kubectl openssl
     [[ -f $ADMIN_CONF ]] || die 'no /etc/kubernetes/admin.conf: run refresh-join on the first master'
     wait_for 'the API server to be ready' api_ready
-    ensure_token 2h0m0s
+    local version conf=$SECRET_DIR/join-secrets.yaml
+    version=$(kubeadm version -o short)
+    render_join_secrets_config 2h0m0s "$version" | write_secret_file join-secrets.yaml
+    ensure_token "$conf"
     if [[ -n ${CFG[CERTIFICATE_KEY]:-} ]]; then
         step 'upload certificates'
         # Refreshing is the point: the kubeadm-certs Secret lives 2 h.
         kubeadm init phase upload-certs --upload-certs --skip-certificate-key-print \
-            --certificate-key "${CFG[CERTIFICATE_KEY]}" --kubeconfig "$ADMIN_CONF"
+            --config "$conf" --kubeconfig "$ADMIN_CONF"
     fi
     print_ca_hash
 }
@@ -1010,13 +1093,15 @@ role_refresh_join() {
 # --------------------------------------------------------------------- join
 render_join_config() {
     cat <<EOF
-# $MANAGED
+# $EPHEMERAL
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: JoinConfiguration
 discovery:
   bootstrapToken:
     apiServerEndpoint: "${CFG[CONTROL_PLANE_ENDPOINT]}"
-    token: "${CFG[BOOTSTRAP_TOKEN]}"
+EOF
+    printf '    token: "%s"\n' "${CFG[BOOTSTRAP_TOKEN]}"
+    cat <<EOF
     caCertHashes:
       - "${CFG[CA_CERT_HASH]}"
 nodeRegistration:
@@ -1032,8 +1117,8 @@ controlPlane:
   localAPIEndpoint:
     advertiseAddress: ${CFG[NODE_IP]}
     bindPort: 6443
-  certificateKey: "${CFG[CERTIFICATE_KEY]}"
 EOF
+        render_certificate_key '  '
     fi
 }
 
@@ -1044,12 +1129,15 @@ local_api_ready() {
 role_join() { # master|worker
     step 'kubeadm configuration'
     need_cmd kubeadm curl
-    render_join_config "$1" | put_file /etc/kubernetes/kubeadm-join.yaml 0600
+    render_join_config "$1" | write_secret_file join.yaml
     if [[ -f /etc/kubernetes/kubelet.conf ]]; then
         log 'node already joined: kubeadm join skipped'
     else
         step 'kubeadm join'
-        kubeadm join --config /etc/kubernetes/kubeadm-join.yaml
+        # kubeadm removes it once the kubelet has its certificate; a join
+        # that fails before leaves it, with the token: removed at exit.
+        SECRET_PATHS+=(/etc/kubernetes/bootstrap-kubelet.conf)
+        kubeadm join --config "$SECRET_DIR/join.yaml"
     fi
     step 'kubelet active'
     wait_for 'the kubelet to be active' systemctl is-active --quiet kubelet
@@ -1231,6 +1319,7 @@ main() {
     exec 9>"$STATE_DIR/install.lock"
     flock -w "$DEADLINE" 9 || die 'another install_k8s_cluster.sh run holds the lock'
     WORK=$(mktemp -d)
+    clear_secrets_left_behind
     case $ROLE in
         prepare) role_prepare ;;
         lb) role_lb ;;

@@ -1,8 +1,29 @@
 """Running ``install_k8s_cluster.sh`` roles on a node.
 
-The script is uploaded once per operation; its configuration goes to its
-stdin as KEY=VALUE lines, so tokens and passwords never touch the VM's
-disk or a command line.
+The script is uploaded once per operation (it holds no secret); its
+configuration goes to its stdin as KEY=VALUE lines, never into the SSH
+command line (``bash SCRIPT ROLE -``), so no secret is in the argv of any
+process on the VM or in what the driver logs as the command.
+
+What each secret leaves on the VM:
+
+* Bootstrap token and certificate key: the script hands them to kubeadm
+  only in configuration files (``--config``) under
+  ``/run/kubernetes-mgmt-secrets`` (root's 0700 directory on tmpfs, files
+  0600), removed when the role ends, success or failure; after a failed
+  join also kubeadm's ``/etc/kubernetes/bootstrap-kubelet.conf``. A run
+  killed outright leaves them until the next run of any role on that VM
+  or its next boot. The token then lives only in the cluster, as the
+  Secret ``kube-system/bootstrap-token-<id>`` (in etcd's data under
+  ``/var/lib/etcd`` on the masters) until it expires (24 h after init,
+  2 h after a refresh-join); the certificate key is kept nowhere (the
+  ``kubeadm-certs`` Secret it encrypts is deleted after 2 h).
+* What kubeadm keeps by design: ``/etc/kubernetes/*.conf`` (client
+  certificates) and ``/etc/kubernetes/pki`` (the CA keys, on masters): no
+  bootstrap token.
+* VRRP password: ``/etc/keepalived/keepalived.conf`` (0600) on masters;
+  proxy credentials given in proxy URLs: apt's and the containerd and
+  kubelet systemd drop-ins. Those daemons read them there.
 """
 from __future__ import annotations
 

@@ -390,3 +390,89 @@ def test_config_images_list_names_the_tags_of_kubeadms_version(tmp_path):
                      '--kubernetes-version', 'v1.33.0',
                      check=True).stdout.split()
     assert 'registry.k8s.io/pause:3.10' in older
+
+
+def _write(host, path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(host.path(path)), exist_ok=True)
+    with open(host.path(path), 'w', encoding='utf-8') as f:
+        f.write(text)
+
+
+SECRETS_CONFIG = """\
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+bootstrapTokens:
+  - token: "{token}"
+    ttl: 2h0m0s
+    description: "from the file"
+certificateKey: "{key}"
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: v1.31.4
+"""
+
+
+def test_join_secrets_from_a_config_file_let_nodes_join(lab):
+    """token create / upload-certs read the token and the key from
+    --config as kubeadm does; a master and a worker join with them
+    (JoinConfiguration), and the argv log shows every command, none with
+    a secret."""
+    m0, m1, w0 = lab('master-0', 10), lab('master-1', 11), lab('w-0', 20)
+    _, ca_hash, _ = _join_parts(_init_ha(m0))
+    token, key = 'abcdef.0123456789abcdef', '0a' * 32
+    _write(m0, '/run/s/secrets.yaml', SECRETS_CONFIG.format(token=token,
+                                                            key=key))
+    created = m0.run('kubeadm', 'token', 'create', '--config',
+                     '/run/s/secrets.yaml', '--kubeconfig',
+                     '/etc/kubernetes/admin.conf', check=True)
+    assert created.stdout.strip() == token
+    listed = m0.run('kubeadm', 'token', 'list', check=True).stdout
+    assert token in listed and 'from the file' in listed
+    m0.run('kubeadm', 'init', 'phase', 'upload-certs', '--upload-certs',
+           '--skip-certificate-key-print', '--config', '/run/s/secrets.yaml',
+           check=True)
+    for host, control_plane in ((m1, True), (w0, False)):
+        join = JOIN_CONFIG.format(endpoint=f'{m0.ip}:6443', token=token,
+                                  ca_hash=ca_hash)
+        if control_plane:
+            join += (f'controlPlane:\n  localAPIEndpoint:\n    '
+                     f'advertiseAddress: {host.ip}\n  certificateKey: '
+                     f'"{key}"\n')
+        _write(host, '/run/s/join.yaml', join)
+        host.run('kubeadm', 'join', '--config', '/run/s/join.yaml',
+                 check=True)
+    view = ClusterView(lab.cluster_dir)
+    assert {'master-1', 'w-0'} <= set(view.node_names())
+    tokens_ever, keys_ever = view.join_secrets_ever()
+    assert token in tokens_ever and key in keys_ever
+    log = view.argv_log()
+    assert ['kubeadm', 'token', 'list'] in [e['argv'] for e in log]
+    started = [(e['host'], e['argv'][:3]) for e in log]
+    assert ('w-0', ['kubeadm', 'join', '--config']) in started
+    assert not [e for e in log if token in ' '.join(e['argv'])
+                or key in ' '.join(e['argv'])]
+
+
+JOIN_CONFIG = """\
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: JoinConfiguration
+discovery:
+  bootstrapToken:
+    apiServerEndpoint: "{endpoint}"
+    token: "{token}"
+    caCertHashes: ["{ca_hash}"]
+"""
+
+
+def test_token_create_config_cannot_be_mixed_with_token_flags(lab):
+    m0 = lab('master-0', 10)
+    _init_ha(m0)
+    _write(m0, '/run/s/secrets.yaml', SECRETS_CONFIG.format(
+        token='abcdef.0123456789abcdef', key='0a' * 32))
+    mixed = m0.run('kubeadm', 'token', 'create', '--config',
+                   '/run/s/secrets.yaml', '--ttl', '1h')
+    assert mixed.returncode == 1
+    assert "can not mix '--config' with arguments ['ttl']" in mixed.stderr
+    assert 'abcdef.0123456789abcdef' not in [
+        t['token'] for t in ClusterView(lab.cluster_dir).tokens()]

@@ -54,6 +54,7 @@ class InitSettings(NodeSettings):
     service_subnet: str = '10.96.0.0/12'
     kubernetes_version: str | None = None
     cluster_name: str = 'kubernetes'
+    image_repository: str = 'registry.k8s.io'
     cert_sans: list[str] = field(default_factory=list)
     token: str | None = None
     token_ttl: float = tokens.DEFAULT_TTL
@@ -185,6 +186,8 @@ def _cluster_doc(settings: InitSettings, doc: dict) -> None:
     settings.kubernetes_version = doc.get('kubernetesVersion') or \
         settings.kubernetes_version
     settings.cluster_name = doc.get('clusterName') or 'kubernetes'
+    settings.image_repository = doc.get('imageRepository') or \
+        settings.image_repository
     settings.cert_sans = list((doc.get('apiServer') or {}).get(
         'certSANs') or [])
 
@@ -234,3 +237,14 @@ def split_endpoint(endpoint: str, default_port: int = 6443
     if not sep or ']' in port:
         return endpoint.strip('[]'), default_port
     return host.strip('[]'), int(port)
+
+
+def bootstrap_tokens(docs: list[dict]) -> list[dict]:
+    """The ``bootstrapTokens`` of the InitConfiguration in ``docs``, as
+    ``kubeadm token create --config`` reads them: one with kubeadm's
+    defaults (a random token) when the file names none."""
+    found: list[dict] = []
+    for doc in docs:
+        if _check_doc(doc) == 'InitConfiguration':
+            found += [t or {} for t in doc.get('bootstrapTokens') or []]
+    return found or [{}]

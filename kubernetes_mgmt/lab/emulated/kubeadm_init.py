@@ -72,6 +72,8 @@ def settings_from(ctx: Context, opts: Parsed) -> kconf.InitSettings:
         if opts.has('token-ttl'):
             s.token_ttl = tokens.parse_duration(opts.get('token-ttl'))
         s.cert_sans = _csv([opts.get('apiserver-cert-extra-sans') or ''])
+        s.image_repository = opts.get('image-repository') or \
+            s.image_repository
         kconf.check_init_flags(s)
     s.upload_certs = bool(opts.get('upload-certs'))
     s.skip_token_print = bool(opts.get('skip-token-print'))
@@ -145,6 +147,8 @@ def _new_cluster_state(state: dict, s: kconf.InitSettings, version: str,
         'endpoint': _endpoint(s), 'pod_subnet': s.pod_subnet,
         'service_subnet': s.service_subnet, 'kubernetes_version': version,
         'cluster_name': s.cluster_name, 'ca_hash': pki.ca_hash(ca),
+        # kubeadm keeps it in the kubeadm-config ConfigMap.
+        'image_repository': s.image_repository,
         'ca_pem': ca.decode(), 'cni': None, 'tokens': [],
         'etcd_cluster_id': random.getrandbits(64), 'created': time.time()}
     for name in ('default', 'kube-system', 'kube-public',

@@ -6,6 +6,7 @@ import os
 import time
 
 from kubernetes_mgmt.lab.emulated import kubeadm_common as common
+from kubernetes_mgmt.lab.emulated import kubeadm_config as kconf
 from kubernetes_mgmt.lab.emulated import objects, store, tokens
 from kubernetes_mgmt.lab.emulated.flags import Flag, Parsed
 from kubernetes_mgmt.lab.emulated.host import host_path
@@ -18,6 +19,8 @@ TOKEN_FLAGS = [Flag('print-join-command', value=False), Flag('ttl'),
                                                         value=False),
                Flag('output', short='o'),
                Flag('show-managed-fields', value=False)]
+# Flags kubeadm refuses next to --config (they set what the file does).
+CONFIG_EXCLUSIVE = {'ttl', 'description', 'usages', 'groups'}
 UPLOAD_FLAGS = [Flag('upload-certs', value=False), Flag('certificate-key'),
                 Flag('config'), Flag('kubeconfig'),
                 Flag('skip-certificate-key-print', value=False)]
@@ -32,20 +35,49 @@ def _join_command(state: dict, token: str, cert_key: str | None) -> str:
     return text
 
 
+def _duration(text: str, where: str) -> float:
+    try:
+        return tokens.parse_duration(text)
+    except ValueError as e:
+        raise CommandError(f'invalid argument "{text}" for {where}: '
+                           f'{e}') from None
+
+
+def _wanted_tokens(opts: Parsed) -> list[dict]:
+    """(token or None, ttl, description, usages, groups) to create: from
+    the flags and the argument, or with --config from the file's
+    bootstrapTokens (kubeadm then ignores the argument)."""
+    if not opts.has('config'):
+        return [{'token': opts.args[0] if opts.args else None,
+                 'ttl': _duration(opts.get('ttl') or '24h0m0s', '"--ttl" '
+                                  'flag'),
+                 'description': opts.get('description') or ''}]
+    mixed = sorted(set(opts.values) & CONFIG_EXCLUSIVE)
+    if mixed:
+        raise CommandError(f"can not mix '--config' with arguments {mixed}"
+                           f'\n{common.STACK_HINT}')
+    docs = kconf.load_docs(opts.get('config'))
+    return [{'token': t.get('token') or None,
+             'ttl': _duration(str(t.get('ttl') or '24h0m0s'),
+                              'bootstrapTokens.ttl'),
+             'description': t.get('description') or '',
+             'usages': tuple(t.get('usages') or ('signing',
+                                                 'authentication')),
+             'groups': tuple(t.get('groups') or (
+                 'system:bootstrappers:kubeadm:default-node-token',))}
+            for t in kconf.bootstrap_tokens(docs)]
+
+
 def token_create(ctx: Context, opts: Parsed) -> int:
     common.require_admin(ctx, opts.get('kubeconfig'))
-    try:
-        ttl = tokens.parse_duration(opts.get('ttl') or '24h0m0s')
-    except ValueError as e:
-        raise CommandError(f'invalid argument "{opts.get("ttl")}" for '
-                           f'"--ttl" flag: {e}') from None
-    given = opts.args[0] if opts.args else None
+    wanted = _wanted_tokens(opts)
     with store.mutate(ctx.cluster_dir) as state:
         try:
-            token = tokens.add_token(state['cluster'], given, ttl,
-                                     opts.get('description') or '')
+            created = [tokens.add_token(state['cluster'], w.pop('token'),
+                                        w.pop('ttl'), **w) for w in wanted]
         except ValueError as e:
             raise CommandError(f'{e}\n{common.STACK_HINT}') from None
+    token = created[0]
     if opts.get('print-join-command'):
         ctx.out(_join_command(state, token, opts.get('certificate-key')))
     else:
@@ -104,10 +136,15 @@ def upload_certs(ctx: Context, opts: Parsed) -> int:
         raise common.fail('upload-certs', 'error uploading certs: failed '
                           'to load certificate: open /etc/kubernetes/pki/'
                           'ca.crt: no such file or directory')
+    given = opts.get('certificate-key')
+    if opts.has('config') and not given:
+        # The InitConfiguration's certificateKey, as kubeadm init reads it.
+        settings = kconf.InitSettings()
+        kconf.apply_init_docs(settings, kconf.load_docs(opts.get('config')))
+        given = settings.certificate_key
     with store.mutate(ctx.cluster_dir) as state:
         try:
-            key = tokens.set_certificate_key(state['cluster'],
-                                             opts.get('certificate-key'))
+            key = tokens.set_certificate_key(state['cluster'], given)
         except ValueError as e:
             raise common.fail('upload-certs', str(e)) from None
     ctx.out('[upload-certs] Storing the certificates in Secret '

@@ -1,6 +1,7 @@
 """What every emulated command does around its own work: find the host,
-fire an injected fault, turn errors into the tool's exit status, and log
-mutating commands in the cluster's event list.
+fire an injected fault, turn errors into the tool's exit status, log
+mutating commands in the cluster's event list, and the argv of every
+command started in the argv log.
 """
 from __future__ import annotations
 
@@ -87,6 +88,7 @@ def run(name: str, main: Main,
               file=sys.stderr)
         sys.exit(1)
     ctx = Context(host=host, argv=[name, *args])
+    store.record_argv(ctx.cluster_dir, host.name, ctx.argv)
     if needs and not packages.any_installed(ctx, needs):
         ctx.err(f'{name}: command not found')
         sys.exit(127)

@@ -100,3 +100,32 @@ def record_event(cluster_dir: str, host: str, argv: list[str],
         events.append({'seq': len(events) + 1, 'host': host,
                        'argv': list(argv), 'time': started,
                        'end': time.time(), 'rc': rc})
+
+
+ARGV_LOG = 'argv.jsonl'
+
+
+def record_argv(cluster_dir: str, host: str, argv: list[str]) -> None:
+    """Append the argv of a command being started, whatever it does (the
+    events list keeps only mutating ones): tests check that no command
+    ever had a secret on its command line. One write per line, O_APPEND:
+    concurrent commands never interleave their lines."""
+    os.makedirs(cluster_dir, exist_ok=True)
+    line = json.dumps({'host': host, 'argv': list(argv),
+                       'time': time.time()}) + '\n'
+    fd = os.open(os.path.join(cluster_dir, ARGV_LOG),
+                 os.O_WRONLY | os.O_APPEND | os.O_CREAT, SHARED_FILE_MODE)
+    try:
+        _share(fd)
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
+
+
+def read_argv_log(cluster_dir: str) -> list[dict]:
+    try:
+        with open(os.path.join(cluster_dir, ARGV_LOG),
+                  encoding='utf-8') as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        return []

@@ -83,6 +83,18 @@ class ClusterView:
                 if (host is None or e['host'] == host) and
                 (command is None or faults.matches(command, e['argv']))]
 
+    def argv_log(self, host: str | None = None) -> list[dict]:
+        """Every emulated command started, mutating or not, in order."""
+        return [e for e in store.read_argv_log(self.cluster_dir)
+                if host is None or e['host'] == host]
+
+    def join_secrets_ever(self) -> tuple[list[str], list[str]]:
+        """(bootstrap tokens, certificate keys) the cluster ever accepted,
+        expired ones included."""
+        info = self.info()
+        return (list(info.get('token_history', [])),
+                list(info.get('certificate_key_history', [])))
+
     def host_kubelet_active(self, host: str) -> bool:
         return bool(self.state().get('hosts', {}).get(host, {}).get(
             'kubelet'))
@@ -113,8 +125,9 @@ def set_host_down(cluster_dir: str, host: str) -> None:
 
 
 def reset_cluster(cluster_dir: str) -> None:
-    """Forget the emulated cluster (state, CAs, faults; config stays)."""
-    for name in (store.STATE_FILE, 'faults.json'):
+    """Forget the emulated cluster (state, argv log, CAs, faults; config
+    stays)."""
+    for name in (store.STATE_FILE, store.ARGV_LOG, 'faults.json'):
         try:
             os.unlink(os.path.join(cluster_dir, name))
         except FileNotFoundError:
