@@ -145,13 +145,13 @@ class SshSession:
         """
         payload = _as_bytes(data) or b''
         if not sudo or self._is_root():
-            self._sftp(step, f'write {remote_path}', timeout,
+            self._transfer(step, f'write {remote_path}', timeout,
                        lambda t: _sftp_write(t, payload, remote_path, mode))
             return
-        home = self._sftp(step, 'find the home directory', timeout,
+        home = self._transfer(step, 'find the home directory', timeout,
                           lambda t: t.call(t.sftp.normalize, '.'))
         tmp = posixpath.join(home, f'.kmgmt-{uuid.uuid4().hex}')
-        self._sftp(step, f'write {tmp}', timeout,
+        self._transfer(step, f'write {tmp}', timeout,
                    lambda t: _sftp_write(t, payload, tmp, 0o600))
         try:
             self.run(['install', '-D', '-m', f'{mode:o}', tmp, remote_path],
@@ -165,7 +165,7 @@ class SshSession:
             out = self.run(['base64', '-w0', remote_path], step=step,
                            sudo=True, timeout=timeout)
             return base64.b64decode(out.stdout)
-        return self._sftp(step, f'read {remote_path}', timeout,
+        return self._transfer(step, f'read {remote_path}', timeout,
                           lambda t: _sftp_read(t, remote_path))
 
     @property
@@ -257,7 +257,7 @@ class SshSession:
 
     # -- SFTP ---------------------------------------------------------------
 
-    def _sftp(self, step: str, what: str, timeout: float | None,
+    def _transfer(self, step: str, what: str, timeout: float | None,
               action: Callable[[_Transfer], T]) -> T:
         """Run one SFTP operation within its deadline.
 
