@@ -20,6 +20,7 @@ import pytest
 
 from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.cluster.naming import member_node_name
+from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.lab import driving
 from kubernetes_mgmt.lab.emulated import ClusterView
 from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
@@ -64,11 +65,35 @@ def instantiate(lab):
     return request, instance
 
 
+def stale_vim_named_like(lab) -> None:
+    """A VIM of the cluster's name left by another cluster: the
+    instantiate fails at its last step, after reading the token."""
+    name = driving.request_body(lab)['additionalParams'][
+        'k8s_cluster_installation_param']['vim_name']
+    with open(lab.vim_registry_file, 'w', encoding='utf-8') as f:
+        json.dump({'vims': [{
+            'id': 'stale', 'name': name, 'type': 'kubernetes',
+            'auth_url': 'https://192.0.2.1:6443', 'bearer_token': 'old',
+            'ssl_ca_cert': '', 'tenant_id': None, 'description': '',
+            'used_by': []}]}, f)
+
+
 def test_two_instances_then_a_rerun_each_keep_their_own_real_token():
     with throwaway_lab(1, 1) as first, throwaway_lab(1, 1) as second:
-        request, instance = instantiate(first)
+        stale_vim_named_like(first)
+        with driving.driver_options(first):
+            request, instance = driving.new_instance(first)
+            with pytest.raises(MgmtDriverError, match='already exists'):
+                driving.instantiate_end(request, instance, first)
+        # The operator deletes the stale VIM; meanwhile another instance.
+        with open(first.vim_registry_file, 'w', encoding='utf-8') as f:
+            json.dump({'vims': []}, f)
         instantiate(second)
-        # Tacker re-runs the first instance's instantiate_end (retry).
+        # Tacker re-runs the first instance's instantiate_end (retry): it
+        # reads the same token a second time in this process.
+        with driving.driver_options(first):
+            driving.instantiate_end(request, instance, first)
+        # And once more, now that everything is done.
         with driving.driver_options(first):
             driving.instantiate_end(request, instance, first)
 
