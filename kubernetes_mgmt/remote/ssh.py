@@ -215,7 +215,8 @@ class SshSession:
             chan.close()
             with self._stats_lock:
                 self.command_seconds += time.monotonic() - started
-        result = Result(status, _text(out), _text(_PGID_LINE.sub(b'', err, 1)))
+        err = _PGID_LINE.sub(b'', err, count=1)  # ours, not the command's
+        result = Result(status, _text(out), _text(err))
         if check and status != 0:
             raise CommandFailed(self.endpoint.name, step, status,
                                 result.stdout, result.stderr)
@@ -258,7 +259,7 @@ class SshSession:
     # -- SFTP ---------------------------------------------------------------
 
     def _transfer(self, step: str, what: str, timeout: float | None,
-              action: Callable[[_Transfer], T]) -> T:
+                  action: Callable[[_Transfer], T]) -> T:
         """Run one SFTP operation within its deadline.
 
         One operation at a time per host: the deadline is armed on the
@@ -292,9 +293,13 @@ class SshSession:
             if transport is None or not transport.is_active():
                 raise EOFError('SSH connection is closed')
             chan = transport.open_session(timeout=transfer.remaining())
-            chan.settimeout(transfer.remaining())
-            chan.invoke_subsystem('sftp')
-            self._sftp = paramiko.SFTPClient(chan)  # reads the version
+            try:
+                chan.settimeout(transfer.remaining())
+                chan.invoke_subsystem('sftp')
+                self._sftp = paramiko.SFTPClient(chan)  # reads the version
+            except BaseException:
+                chan.close()
+                raise
         return self._sftp
 
     def _drop_sftp(self) -> None:
