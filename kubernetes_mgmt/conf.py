@@ -19,7 +19,11 @@ ssh_opts = [
     cfg.IntOpt('ssh_connect_timeout', default=10, min=1,
                help='Seconds a single SSH connection attempt may take.'),
     cfg.IntOpt('command_timeout', default=600, min=1,
-               help='Default seconds a remote command may run.'),
+               help='Default seconds a remote command may run; then its '
+                    'process group is killed on the VM.'),
+    cfg.IntOpt('sftp_timeout', default=120, min=1,
+               help='Seconds one file transfer to or from a VM (SFTP) may '
+                    'take.'),
     cfg.IntOpt('install_timeout', default=1800, min=1,
                help='Seconds a node installation step may run.'),
     cfg.BoolOpt('host_key_checking', default=True,

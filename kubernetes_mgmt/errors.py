@@ -2,14 +2,22 @@
 
 Every error says what failed; remote errors also name the host and the step,
 so an operator reading Tacker's error message knows where to look.
+Messages are masked when the error is built, with the secrets of the
+operation that raises it (the attributes keep the data as it was).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kubernetes_mgmt import redact
+
 
 class MgmtDriverError(Exception):
     """Base class of every error this plugin raises on purpose."""
+
+    def __init__(self, *args):
+        super().__init__(*(redact.redact(a) if isinstance(a, str) else a
+                           for a in args))
 
 
 @dataclass(frozen=True)
@@ -67,7 +75,12 @@ class CommandFailed(RemoteError):
 
 
 class CommandTimeout(RemoteError):
-    """A remote command ran longer than its timeout."""
+    """A remote command ran longer than its timeout (the message says
+    whether it was killed on the host)."""
+
+
+class TransferTimeout(RemoteError):
+    """A file transfer (SFTP) did not finish within its deadline."""
 
 
 class TopologyError(MgmtDriverError):

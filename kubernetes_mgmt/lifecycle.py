@@ -14,8 +14,13 @@ from kubernetes_mgmt.params.validate import parse_cluster_params
 LOG = redact.get_logger(__name__)
 
 
+@redact.scoped_hooks
 class Lifecycle:
-    """Stateless implementation of the fourteen Mgmt Driver hooks."""
+    """Stateless implementation of the fourteen Mgmt Driver hooks.
+
+    Each hook is one operation for secret masking (``redact``): what it
+    registers is masked in its own logs and errors, and forgotten after.
+    """
 
     # -- hooks with work ------------------------------------------------
 

@@ -20,13 +20,21 @@ def pytest_runtest_makereport(item, call):
                            f'{report.longrepr}')
 
 
-@pytest.fixture(autouse=True)
-def _private_redaction_state(monkeypatch):
-    # Secrets are registered process-wide (as in the conductor); keep what
-    # one test registers from changing what another test's logs show.
+@pytest.fixture(scope='session', autouse=True)
+def _session_redaction_scope():
+    # Like a lab or CLI process: a long-lived scope (lab passwords), in
+    # which each hook opens its own.
     from kubernetes_mgmt import redact
-    monkeypatch.setattr(redact, '_secrets', set(redact._secrets))
-    monkeypatch.setattr(redact, '_pattern', redact._pattern)
+    with redact.operation('test session'):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _test_redaction_scope(_session_redaction_scope):
+    # What one test registers does not change what another test shows.
+    from kubernetes_mgmt import redact
+    with redact.operation('test'):
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -9,6 +9,8 @@ import argparse
 import importlib
 import sys
 
+from kubernetes_mgmt import redact
+
 _SUBCOMMAND_MODULES = (
     'kubernetes_mgmt.cli.validate',
     'kubernetes_mgmt.cli.lab',
@@ -29,7 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    # One operation: secrets registered while it runs are masked in what
+    # it prints and logs.
+    with redact.operation(f'kubernetes-mgmt {args.command}'), \
+            redact.masked_output():
+        return args.func(args)
 
 
 if __name__ == '__main__':

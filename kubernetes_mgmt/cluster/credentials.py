@@ -1,6 +1,7 @@
 """Short-lived cluster secrets the driver generates for kubeadm and VRRP.
 
-Each is registered for redaction the moment it exists.
+Each is registered for masking the moment it exists, in the scope of the
+running operation (``redact``).
 """
 from __future__ import annotations
 

@@ -43,6 +43,7 @@ class NotSupported(CnfError, NotImplementedError):
     """An infra-driver operation this driver does not offer."""
 
 
+@redact.scoped_hooks  # each call is one operation for secret masking
 class KubernetesNamespacedDriver:
     """Kubernetes infra driver keeping each CNF in one namespace."""
 

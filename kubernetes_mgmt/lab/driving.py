@@ -57,7 +57,10 @@ def request_body(lab: Lab, vim_name: str | None = None) -> dict:
     server and PVs when the lab has a storage host)."""
     state = lab.state
     masters = [h for h in state.hosts if h.role == 'master']
-    login = {'username': state.username, 'password': state.password}
+
+    def login(role: str) -> dict:
+        return {'username': state.username,
+                'password': state.password_for(role)}
     param = {
         'script_path': 'Scripts/install_k8s_cluster.sh',
         'vim_name': vim_name or f'{state.name}-cluster',
@@ -66,11 +69,11 @@ def request_body(lab: Lab, vim_name: str | None = None) -> dict:
             'ssh_cp_name': 'masterNode_CP1', 'nic_cp_name': 'masterNode_CP1',
             'cluster_cp_name': 'vip_CP' if len(masters) > 1
             else 'masterNode_CP1',
-            **login},
+            **login('master')},
         'worker_node': {
             'aspect_id': 'worker_instance',
             'ssh_cp_name': 'workerNode_CP2', 'nic_cp_name': 'workerNode_CP2',
-            **login},
+            **login('worker')},
     }
     if any(h.role == 'storage' for h in state.hosts):
         param.update(storage_params(lab))
@@ -89,7 +92,7 @@ def storage_params(lab: Lab) -> dict:
     return {
         'storage_server': {
             'ssh_cp_name': 'storage_server_CP', 'username': state.username,
-            'password': state.password,
+            'password': state.password_for('storage'),
             'cinder_volume_setup_params': [{
                 'volume_resource_id': 'storage_server_volume',
                 'mount_to': STORAGE_MOUNT}],

@@ -157,6 +157,25 @@ def _lay_down_disk(layout: Layout, state: LabState, host: LabHost) -> None:
         'state_file': state_path(state.root)}, indent=2) + '\n')
     _generate_host_keys(host)
     _install_emulated(disk_path(host, '/usr/local/bin'))
+    if host.role in state.role_passwords:
+        _set_password(host, state.username, state.role_passwords[host.role])
+
+
+def _set_password(host: LabHost, username: str, password: str) -> None:
+    """Give the login user of this VM its role's own password."""
+    hashed = run(['openssl', 'passwd', '-6', '-stdin'],
+                 input=f'{password}\n').stdout.strip()
+    path = disk_path(host, '/etc/shadow')
+    owner = os.stat(path)
+    with open(path, encoding='utf-8') as f:
+        lines = f.read().splitlines()
+    for i, line in enumerate(lines):
+        fields = line.split(':')
+        if fields[0] == username:
+            fields[1] = hashed
+            lines[i] = ':'.join(fields)
+    write_file(path, '\n'.join(lines) + '\n', mode=stat.S_IMODE(owner.st_mode))
+    os.chown(path, owner.st_uid, owner.st_gid)
 
 
 def _etc_hosts(host: LabHost) -> str:

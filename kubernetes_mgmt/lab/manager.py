@@ -117,6 +117,7 @@ class Lab:
     def up(cls, masters: int = 1, workers: int = 2, storage: bool = False,
            root: str = DEFAULT_ROOT, name: str = DEFAULT_NAME,
            subnet: str = net.DEFAULT_SUBNET, password: str | None = None,
+           role_passwords: dict[str, str] | None = None,
            install_delay: float = 0.0, username: str = DEFAULT_USER,
            heat: bool = True, heat_port: int = DEFAULT_HEAT_PORT,
            mirror_port: int = DEFAULT_MIRROR_PORT,
@@ -146,9 +147,10 @@ class Lab:
             packages.ensure()
             net.check_subnet_free(plan, net.bridge_name(name))
             password = password or secrets.token_urlsafe(12)
-            redact.register(password)
+            redact.register(password, *(role_passwords or {}).values())
             state = lab._initial_state(name, plan, username, password,
                                        install_delay, masters)
+            state.role_passwords = dict(role_passwords or {})
             state.compute_hosts = computes
             state.anti_affinity = anti_affinity
             state.admin_view = admin_view
@@ -171,7 +173,8 @@ class Lab:
         lab = cls(root)
         if not os.path.exists(lab.state_file):
             raise LabError(f'no lab at {lab.root} (no {lab.state_file})')
-        redact.register(lab.state.password, lab.state.heat_token)
+        redact.register(lab.state.password, lab.state.heat_token,
+                        *lab.state.role_passwords.values())
         return lab
 
     def down(self) -> None:

@@ -61,6 +61,8 @@ class LabState:
     tenant_id: str
     stack_id: str
     stack_name: str
+    # Roles whose VMs have another password than ``password``.
+    role_passwords: dict[str, str] = field(default_factory=dict)
     heat_port: int = 0
     heat_token: str = ''
     heat_pid: int | None = None
@@ -96,6 +98,10 @@ class LabState:
     def cluster_dir(self) -> str:
         """Shared state of the emulated Kubernetes cluster."""
         return os.path.join(self.root, 'cluster')
+
+    def password_for(self, role: str) -> str:
+        """The login password of the VMs of ``role``."""
+        return self.role_passwords.get(role, self.password)
 
     def host(self, name: str) -> LabHost:
         for h in self.hosts:

@@ -1,7 +1,9 @@
 """Run one step on many hosts at once and report every failure.
 
 Uses stdlib threads, which work both in a plain threaded process and in an
-eventlet-monkey-patched one (where they become green threads).
+eventlet-monkey-patched one (where they become green threads). Each step
+runs in the caller's context, so it masks the secrets of the caller's
+operation (``redact.submit``).
 """
 from __future__ import annotations
 
@@ -53,7 +55,7 @@ def for_each(items: Sequence[T], step: Callable[[T], R], *, phase: str,
 
     with ThreadPoolExecutor(max_workers=workers,
                             thread_name_prefix='kmgmt') as pool:
-        futures = [pool.submit(timed, item) for item in items]
+        futures = [redact.submit(pool, timed, item) for item in items]
     results: list[R] = []
     failures: list[tuple[str, BaseException]] = []
     for item, future in zip(items, futures, strict=True):

@@ -3,19 +3,27 @@
 Commands are argv lists joined with ``shlex.join`` so every value reaches
 the remote shell as data. sudo reads the password from stdin (never from
 the command line). stdout and stderr are drained together so a chatty
-command cannot block on a full pipe, and every command has a deadline.
+command cannot block on a full pipe.
+
+Every command has a deadline: it runs as the leader of its own session on
+the VM, so that when the deadline passes its whole process group is killed
+over the same connection. Every SFTP operation has a deadline too.
+What a command prints is returned as it is (never masked): secrets are
+masked only where text is shown (logs, error messages).
 """
 from __future__ import annotations
 
 import base64
 import posixpath
+import re
 import select
 import shlex
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import paramiko
 
@@ -26,11 +34,14 @@ from kubernetes_mgmt.errors import (
     CommandTimeout,
     ConnectError,
     HostKeyMismatch,
+    RemoteError,
+    TransferTimeout,
 )
 from kubernetes_mgmt.remote.hostkeys import HostKeyStore, policy_for
 from kubernetes_mgmt.remote.retry import Backoff
 
 LOG = redact.get_logger(__name__)
+T = TypeVar('T')
 
 _CHUNK = 65536
 # After the exit status arrives, trailing output may still be in flight;
@@ -38,6 +49,24 @@ _CHUNK = 65536
 # not hang the driver).
 _EOF_GRACE = 2.0
 _AUTH_ATTEMPTS = 3
+_SFTP_CHUNK = 32768  # paramiko's largest SFTP request
+
+# The command's session leader names its process group on stderr before it
+# execs the command; that line (and only it) is removed from stderr.
+_PGID_TAG = 'kmgmt-pgid'
+_LEADER = f'printf "{_PGID_TAG} %s\\n" "$$" >&2; exec "$@"'
+_PGID_LINE = re.compile(rf'(?m)^{_PGID_TAG} (\d+)\n'.encode())
+# TERM the group, give it a moment to exit, then KILL what is left.
+_KILL_SCRIPT = r'''
+group=$1
+kill -TERM -- "-$group" 2>/dev/null || exit 0
+for _ in $(seq 50); do
+    kill -0 -- "-$group" 2>/dev/null || exit 0
+    sleep 0.1
+done
+kill -KILL -- "-$group"
+'''
+_KILL_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True)
@@ -76,6 +105,7 @@ class SshSession:
         self._sftp: paramiko.SFTPClient | None = None
         self._sudo_needs_password: bool | None = None
         self._lock = threading.Lock()
+        self._sftp_lock = threading.Lock()
         # Time spent waiting for remote commands (benchmarks, progress).
         self.command_seconds = 0.0
         self._stats_lock = threading.Lock()
@@ -88,13 +118,11 @@ class SshSession:
         """Run ``argv`` and return its result; raise on failure or timeout.
 
         ``input`` is written to the command's stdin (data, not code).
+        On timeout the command's process group is killed on the VM.
         """
-        command = shlex.join(argv)
-        stdin = _as_bytes(input)
-        if sudo and not self._is_root():
-            command, stdin = self._with_sudo(command, stdin, step)
-        return self._execute(command, stdin, step=step, timeout=timeout,
-                             check=check)
+        return self._execute(list(argv), _as_bytes(input), step=step,
+                             timeout=timeout, check=check,
+                             as_root=sudo and not self._is_root())
 
     def run_script(self, script: str, args: Sequence[str] = (), *,
                    step: str, sudo: bool = False,
@@ -107,18 +135,24 @@ class SshSession:
     # -- files ------------------------------------------------------------
 
     def upload(self, data: str | bytes, remote_path: str, *, step: str,
-               mode: int = 0o644, sudo: bool = False) -> None:
+               mode: int = 0o644, sudo: bool = False,
+               timeout: float | None = None) -> None:
         """Write ``data`` to ``remote_path`` (creating parent directories).
 
         With ``sudo`` the file goes to a private temporary file first and is
         then installed as root, so the login user never owns a root file.
+        The transfer fails after ``timeout`` (``sftp_timeout``) seconds.
         """
         payload = _as_bytes(data) or b''
         if not sudo or self._is_root():
-            self._sftp_write(payload, remote_path, mode, step)
+            self._transfer(step, f'write {remote_path}', timeout,
+                       lambda t: _sftp_write(t, payload, remote_path, mode))
             return
-        tmp = posixpath.join(self._home(step), f'.kmgmt-{uuid.uuid4().hex}')
-        self._sftp_write(payload, tmp, 0o600, step)
+        home = self._transfer(step, 'find the home directory', timeout,
+                          lambda t: t.call(t.sftp.normalize, '.'))
+        tmp = posixpath.join(home, f'.kmgmt-{uuid.uuid4().hex}')
+        self._transfer(step, f'write {tmp}', timeout,
+                   lambda t: _sftp_write(t, payload, tmp, 0o600))
         try:
             self.run(['install', '-D', '-m', f'{mode:o}', tmp, remote_path],
                      step=step, sudo=True)
@@ -126,17 +160,13 @@ class SshSession:
             self.run(['rm', '-f', tmp], step=step, check=False)
 
     def read_file(self, remote_path: str, *, step: str,
-                  sudo: bool = False) -> bytes:
+                  sudo: bool = False, timeout: float | None = None) -> bytes:
         if sudo and not self._is_root():
             out = self.run(['base64', '-w0', remote_path], step=step,
-                           sudo=True)
+                           sudo=True, timeout=timeout)
             return base64.b64decode(out.stdout)
-        try:
-            with self._sftp_client().open(remote_path, 'rb') as f:
-                return f.read()
-        except OSError as exc:
-            raise CommandFailed(self.endpoint.name, step, 1, '',
-                                f'cannot read {remote_path}: {exc}') from exc
+        return self._transfer(step, f'read {remote_path}', timeout,
+                          lambda t: _sftp_read(t, remote_path))
 
     @property
     def alive(self) -> bool:
@@ -150,10 +180,16 @@ class SshSession:
 
     # -- internals --------------------------------------------------------
 
-    def _execute(self, command: str, stdin: bytes | None, *, step: str,
-                 timeout: float | None, check: bool) -> Result:
+    def _execute(self, argv: list[str], stdin: bytes | None, *, step: str,
+                 timeout: float | None, check: bool, as_root: bool = False,
+                 kill_on_timeout: bool = True) -> Result:
         limit = float(timeout or CONF.kubernetes_mgmt.command_timeout)
-        LOG.debug('[%s] %s: $ %s', self.endpoint.name, step, command)
+        shown = shlex.join(argv)
+        LOG.debug('[%s] %s: $ %s', self.endpoint.name, step, shown)
+        command = shlex.join(['setsid', '-w', 'sh', '-c', _LEADER, 'sh',
+                              *argv])
+        if as_root:
+            command, stdin = self._with_sudo(command, stdin, step)
         transport = self._client.get_transport()
         if not self.alive:
             raise ConnectError(self.endpoint.name, step,
@@ -166,20 +202,38 @@ class SshSession:
                 chan.sendall(stdin)
             chan.shutdown_write()
             status, out, err = _collect(chan, time.monotonic() + limit)
-        except _Expired:
+        except _Expired as expired:
+            chan.close()
+            fate = (self._kill_group(_process_group(expired.err), as_root,
+                                     step)
+                    if kill_on_timeout else 'left running')
             raise CommandTimeout(
                 self.endpoint.name, step,
-                f'did not finish within {limit:g} s: '
-                f'{redact.redact(command)[:200]}') from None
+                f'did not finish within {limit:g} s; {fate}: '
+                f'{shown[:200]}') from None
         finally:
             chan.close()
             with self._stats_lock:
                 self.command_seconds += time.monotonic() - started
+        err = _PGID_LINE.sub(b'', err, count=1)  # ours, not the command's
         result = Result(status, _text(out), _text(err))
         if check and status != 0:
             raise CommandFailed(self.endpoint.name, step, status,
                                 result.stdout, result.stderr)
         return result
+
+    def _kill_group(self, group: int | None, as_root: bool,
+                    step: str) -> str:
+        """Kill a timed-out command's process group; say what happened."""
+        if group is None:
+            return 'not killed: it had not started on the host'
+        try:
+            self._execute(['bash', '-c', _KILL_SCRIPT, 'bash', str(group)],
+                          None, step=f'{step} (kill)', timeout=_KILL_TIMEOUT,
+                          check=True, as_root=as_root, kill_on_timeout=False)
+        except RemoteError as exc:
+            return f'killing its process group {group} failed: {exc.detail}'
+        return f'killed on the host (process group {group})'
 
     def _is_root(self) -> bool:
         return self.endpoint.login.username == 'root'
@@ -197,39 +251,136 @@ class SshSession:
     def _sudo_password_needed(self, step: str) -> bool:
         with self._lock:
             if self._sudo_needs_password is None:
-                probe = self._execute('sudo -k -n true', None, step=step,
-                                      timeout=None, check=False)
+                probe = self._execute(['sudo', '-k', '-n', 'true'], None,
+                                      step=step, timeout=None, check=False)
                 self._sudo_needs_password = probe.exit_status != 0
             return self._sudo_needs_password
 
-    def _sftp_client(self) -> paramiko.SFTPClient:
-        with self._lock:
-            if self._sftp is None:
-                self._sftp = self._client.open_sftp()
-            return self._sftp
+    # -- SFTP ---------------------------------------------------------------
 
-    def _home(self, step: str) -> str:
-        try:
-            return self._sftp_client().normalize('.')
-        except OSError as exc:
-            raise CommandFailed(self.endpoint.name, step, 1, '',
-                                f'no home directory: {exc}') from exc
+    def _transfer(self, step: str, what: str, timeout: float | None,
+                  action: Callable[[_Transfer], T]) -> T:
+        """Run one SFTP operation within its deadline.
 
-    def _sftp_write(self, payload: bytes, path: str, mode: int,
-                    step: str) -> None:
-        sftp = self._sftp_client()
-        try:
-            _sftp_makedirs(sftp, posixpath.dirname(path))
-            with sftp.open(path, 'wb') as f:
-                f.chmod(mode)  # before the content: secrets stay private
-                f.write(payload)
-        except OSError as exc:
-            raise CommandFailed(self.endpoint.name, step, 1, '',
-                                f'cannot write {path}: {exc}') from exc
+        One operation at a time per host: the deadline is armed on the
+        shared SFTP channel. A timed-out channel is dropped (a late reply
+        would answer the next request); the next operation opens another.
+        """
+        limit = float(timeout or CONF.kubernetes_mgmt.sftp_timeout)
+        with self._sftp_lock:
+            transfer = _Transfer(time.monotonic() + limit)
+            try:
+                transfer.sftp = self._sftp_client(transfer)
+                return action(transfer)
+            except TimeoutError:
+                self._drop_sftp()
+                raise TransferTimeout(
+                    self.endpoint.name, step,
+                    f'SFTP {what} did not finish within {limit:g} s '
+                    f'(abandoned)') from None
+            except (EOFError, paramiko.SSHException) as exc:
+                self._drop_sftp()
+                raise CommandFailed(self.endpoint.name, step, 1, '',
+                                    f'cannot {what}: SFTP channel lost: '
+                                    f'{exc}') from exc
+            except OSError as exc:
+                raise CommandFailed(self.endpoint.name, step, 1, '',
+                                    f'cannot {what}: {exc}') from exc
+
+    def _sftp_client(self, transfer: _Transfer) -> paramiko.SFTPClient:
+        if self._sftp is None:
+            transport = self._client.get_transport()
+            if transport is None or not transport.is_active():
+                raise EOFError('SSH connection is closed')
+            chan = transport.open_session(timeout=transfer.remaining())
+            try:
+                chan.settimeout(transfer.remaining())
+                chan.invoke_subsystem('sftp')
+                self._sftp = paramiko.SFTPClient(chan)  # reads the version
+            except BaseException:
+                chan.close()
+                raise
+        return self._sftp
+
+    def _drop_sftp(self) -> None:
+        sftp, self._sftp = self._sftp, None
+        if sftp is not None:
+            sftp.close()
+
+
+@dataclass
+class _Transfer:
+    """One SFTP operation: its deadline, armed before every request."""
+
+    deadline: float
+    sftp: paramiko.SFTPClient | None = None
+
+    def remaining(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError('deadline passed')
+        return left
+
+    def call(self, fn: Callable[..., T], *args) -> T:
+        self.sftp.get_channel().settimeout(self.remaining())
+        return fn(*args)
+
+
+def _sftp_write(t: _Transfer, payload: bytes, path: str, mode: int) -> None:
+    _sftp_makedirs(t, posixpath.dirname(path))
+    f = t.call(t.sftp.open, path, 'wb')
+    try:
+        t.call(f.chmod, mode)  # before the content: secrets stay private
+        for start in range(0, len(payload), _SFTP_CHUNK):
+            t.call(f.write, payload[start:start + _SFTP_CHUNK])
+        t.call(f.close)
+    except TimeoutError:
+        raise  # the channel is dropped; closing would wait again
+    except BaseException:
+        _close_quietly(t, f)
+        raise
+
+
+def _sftp_read(t: _Transfer, path: str) -> bytes:
+    f = t.call(t.sftp.open, path, 'rb')
+    chunks: list[bytes] = []
+    try:
+        while chunk := t.call(f.read, _SFTP_CHUNK):
+            chunks.append(chunk)
+    except TimeoutError:
+        raise
+    except BaseException:
+        _close_quietly(t, f)
+        raise
+    t.call(f.close)
+    return b''.join(chunks)
+
+
+def _close_quietly(t: _Transfer, f: paramiko.SFTPFile) -> None:
+    try:
+        t.call(f.close)
+    except (OSError, EOFError, paramiko.SSHException):
+        pass
+
+
+def _sftp_makedirs(t: _Transfer, path: str) -> None:
+    if not path or path == '/':
+        return
+    try:
+        t.call(t.sftp.stat, path)
+    except TimeoutError:
+        raise
+    except OSError:
+        _sftp_makedirs(t, posixpath.dirname(path))
+        t.call(t.sftp.mkdir, path)
 
 
 class _Expired(Exception):
-    pass
+    """The deadline passed; ``err`` is the stderr read so far."""
+
+    def __init__(self, err: bytes):
+        super().__init__('deadline passed')
+        self.err = err
 
 
 def _collect(chan: paramiko.Channel,
@@ -253,32 +404,28 @@ def _collect(chan: paramiko.Channel,
         if eof_deadline is not None and now >= eof_deadline:
             break
         if now >= deadline:
-            raise _Expired()
+            raise _Expired(b''.join(err))
         wait = min(deadline, eof_deadline or deadline) - now
         select.select([fd], [], [], max(0.0, min(wait, 1.0)))
     if not chan.status_event.wait(max(0.0, deadline - time.monotonic())):
-        raise _Expired()
+        raise _Expired(b''.join(err))
     return chan.exit_status, b''.join(out), b''.join(err)
 
 
+def _process_group(err: bytes) -> int | None:
+    match = _PGID_LINE.search(err)
+    return int(match.group(1)) if match else None
+
+
 def _text(data: bytes) -> str:
-    return redact.redact(data.decode('utf-8', errors='replace'))
+    # Data, not display: never masked (the driver parses it).
+    return data.decode('utf-8', errors='replace')
 
 
 def _as_bytes(data: str | bytes | None) -> bytes | None:
     if data is None or isinstance(data, bytes):
         return data
     return data.encode()
-
-
-def _sftp_makedirs(sftp: paramiko.SFTPClient, path: str) -> None:
-    if not path or path == '/':
-        return
-    try:
-        sftp.stat(path)
-    except OSError:
-        _sftp_makedirs(sftp, posixpath.dirname(path))
-        sftp.mkdir(path)
 
 
 # -- connecting ---------------------------------------------------------------

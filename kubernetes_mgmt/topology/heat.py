@@ -184,7 +184,7 @@ class _Reader:
             return tuple(self.host(vm) for vm in vms)
         workers = min(MAX_PARALLEL_GETS, len(vms))
         with ThreadPoolExecutor(workers, 'heat-read') as pool:
-            return tuple(pool.map(self.host, vms))
+            return tuple(pool.map(redact.carry(self.host), vms))
 
     def host(self, vm: _Vm) -> Host:
         nic_ip = self.address(vm.stack, vm.nic_cp)

@@ -1,13 +1,18 @@
 """The SSH layer against real OpenSSH servers in lab VMs."""
 import logging
 import os
+import secrets
 import time
 import uuid
 
 import pytest
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.errors import CommandTimeout, HostKeyMismatch
+from kubernetes_mgmt.errors import (
+    CommandTimeout,
+    HostKeyMismatch,
+    TransferTimeout,
+)
 from kubernetes_mgmt.orchestration.parallel import for_each
 from kubernetes_mgmt.remote.hostkeys import HostKeyStore
 from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions, connect
@@ -67,16 +72,77 @@ def test_host_whose_sshd_starts_late_is_reached(lab):
     assert waited >= 9
 
 
-def test_command_outliving_its_timeout_names_host_and_step(lab):
+def vm_processes(lab, host, needle: str) -> list[str]:
+    """Command lines of the processes in ``host`` (its network namespace)
+    that contain ``needle``."""
+    vm_net = os.stat(f'/run/netns/{host.netns}').st_ino
+    found = []
+    for pid in filter(str.isdigit, os.listdir('/proc')):
+        try:
+            if os.stat(f'/proc/{pid}/ns/net').st_ino != vm_net:
+                continue
+            with open(f'/proc/{pid}/cmdline', 'rb') as f:
+                argv = f.read().replace(b'\0', b' ').decode()
+        except OSError:  # gone meanwhile
+            continue
+        if needle in argv:
+            found.append(f'{pid}: {argv}')
+    return found
+
+
+@pytest.mark.parametrize('sudo', [False, True], ids=['user', 'root'])
+def test_command_outliving_its_timeout_is_killed_with_its_children(lab,
+                                                                    sudo):
     host = lab.state.hosts[0]
+    seconds = str(100000 + secrets.randbelow(100000))  # marks our sleeps
+    # Children in the background and in a subshell: the whole group goes.
+    script = 'sleep "$1" & (sleep "$1"; true) & wait'
     with Sessions(HostKeyStore()) as sessions:
         session = sessions.get(endpoint(lab, host))
+        started = time.monotonic()
         with pytest.raises(CommandTimeout) as info:
-            session.run(['sleep', '30'], step='wait for apiserver',
-                        timeout=1)
+            session.run_script(script, [seconds], step='wait for apiserver',
+                               timeout=1, sudo=sudo)
+        assert time.monotonic() - started < 15
+        ps = lab.run_in_host(host.name, ['ps', '-eo', 'pid,user,args'])
+        assert f'sleep {seconds}' not in ps.stdout
+        assert vm_processes(lab, host, f'sleep {seconds}') == []
+        # The connection still serves the next command.
+        assert session.run(['echo', 'ok'], step='after').stdout == 'ok\n'
     message = str(info.value)
     assert f'[{host.name}] wait for apiserver' in message
-    assert 'did not finish within 1 s' in message
+    assert 'did not finish within 1 s; killed on the host (process group' \
+        in message
+
+
+def test_stalled_sftp_transfer_fails_within_its_deadline(lab):
+    host = lab.state.hosts[1]
+    home = f'/home/{lab.state.username}'
+    with Sessions(HostKeyStore()) as sessions:
+        session = sessions.get(endpoint(lab, host))
+        session.upload('warm\n', f'{home}/sftp-warm', step='warm up')
+        servers = [line.split(':')[0] for line in
+                   vm_processes(lab, host, 'sftp-server')]
+        assert len(servers) == 1, servers
+        # The peer stops reading: its sftp-server is stopped.
+        lab.run_in_host(host.name, ['kill', '-STOP', *servers])
+        try:
+            started = time.monotonic()
+            with pytest.raises(TransferTimeout) as info:
+                session.upload(b'x' * 3_000_000, f'{home}/sftp-stalled',
+                               step='upload CNI manifest', timeout=3)
+            waited = time.monotonic() - started
+        finally:
+            lab.run_in_host(host.name, ['kill', '-CONT', *servers])
+        # A new SFTP channel serves the next transfer.
+        session.upload('after\n', f'{home}/sftp-after', step='after')
+        assert session.read_file(f'{home}/sftp-after', step='read') == \
+            b'after\n'
+    assert 3 <= waited < 6
+    message = str(info.value)
+    assert message.startswith(f'[{host.name}] upload CNI manifest: SFTP '
+                              f'write {home}/sftp-stalled did not finish '
+                              f'within 3 s')
 
 
 def test_hostile_value_reaches_remote_side_as_data(lab):
@@ -101,7 +167,7 @@ def test_hostile_value_reaches_remote_side_as_data(lab):
     assert not os.path.exists(lab.host_path(host.name, marker))
 
 
-def test_secrets_never_reach_the_logs(lab, caplog):
+def test_secrets_never_reach_the_logs_yet_output_is_data(lab, caplog):
     host = lab.state.hosts[2]
     token = 'eyJhbGciOiJSUzI1NiJ9.' + uuid.uuid4().hex
     proxy_password = 'prx-' + uuid.uuid4().hex
@@ -111,8 +177,13 @@ def test_secrets_never_reach_the_logs(lab, caplog):
         with Sessions(HostKeyStore()) as sessions:
             session = sessions.get(endpoint(lab, host))
             session.run(['true'], step='sudo', sudo=True)
-            session.run(['printf', '%s\n', token, proxy],
-                        step='print secrets')
+            printed = session.run(['printf', '%s\n', token, proxy],
+                                  step='print secrets')
+            # What the driver parses comes back byte for byte.
+            assert printed.stdout == f'{token}\n{proxy}\n'
+            as_root = session.run(['printf', '%s', token], step='as root',
+                                  sudo=True)
+            assert as_root.stdout == token and as_root.stderr == ''
             session.upload(f'Authorization: Bearer {token}\n',
                            '/etc/kmgmt-test/token', step='token file',
                            sudo=True, mode=0o600)
