@@ -1,0 +1,198 @@
+"""Re-running instantiate_end after a failure at one step: it completes
+the cluster and redoes only what was missing, judged by facts.
+
+Each failure is injected into the emulated binaries (``inject_fault``):
+before a command starts, or half-way through it (``'kubeadm
+init@kubeconfig'``: after kubeadm wrote admin.conf). The emulated event
+log shows what the re-run did.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pytest
+
+from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.lab import driving
+from kubernetes_mgmt.lab.emulated import ClusterView, inject_fault
+from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
+
+pytestmark = pytest.mark.lab
+MESSAGE = 'injected: the VM lost power'
+
+
+def _require_lab() -> None:
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+
+
+@dataclass
+class Rerun:
+    """What the failed first run left and what the re-run did."""
+
+    lab: object
+    first_error: str
+    redone: list[dict]
+
+    def commands(self, *words: str) -> list[str]:
+        """Hosts (in order) of redone commands starting with ``words``
+        (``kubeadm init`` leaves out ``kubeadm init phase ...``)."""
+        found = []
+        for event in self.redone:
+            argv = event['argv']
+            if argv[:len(words)] != list(words):
+                continue
+            if words == ('kubeadm', 'init') and argv[2:3] == ['phase']:
+                continue
+            found.append(event['host'])
+        return found
+
+    def etcd_removals(self) -> list[dict]:
+        return [e for e in self.redone if e['argv'][0] == 'kubectl'
+                and 'exec' in e['argv'] and 'member' in e['argv']
+                and 'remove' in e['argv']]
+
+
+def node_names(lab) -> dict[str, str]:
+    """Lab host name -> its Node's name (by the node's InternalIP)."""
+    by_ip = {h.ip: h.name for h in lab.state.hosts}
+    names = {}
+    for node in ClusterView(lab.state.cluster_dir).nodes():
+        ip = next(a['address'] for a in node['status']['addresses']
+                  if a['type'] == 'InternalIP')
+        names[by_ip[ip]] = node['metadata']['name']
+    return names
+
+
+def _every_node_ready(lab) -> None:
+    view = ClusterView(lab.state.cluster_dir)
+    names = node_names(lab)
+    assert sorted(names) == sorted(h.name for h in lab.state.hosts)
+    assert all(view.node_ready(n) for n in names.values()), names
+
+
+def _fail_then_rerun(lab, host: str, rule: str, left_behind=None) -> Rerun:
+    view = ClusterView(lab.state.cluster_dir)
+    inject_fault(lab.state.cluster_dir, host, rule, MESSAGE)
+    request, instance = driving.new_instance(lab)
+    with driving.driver_options(lab):
+        with pytest.raises(MgmtDriverError) as info:
+            driving.instantiate_end(request, instance)
+        assert MESSAGE in str(info.value)
+        if left_behind:
+            left_behind(lab)
+        before = len(view.events())
+        driving.instantiate_end(request, instance)
+    _every_node_ready(lab)
+    assert len(driving.registered_vims(lab)) == 1
+    return Rerun(lab, str(info.value), view.events()[before:])
+
+
+def _ip(lab, host: str) -> str:
+    return next(h.ip for h in lab.state.hosts if h.name == host)
+
+
+def _exists(lab, host: str, path: str) -> bool:
+    return os.path.exists(lab.host_path(host, path))
+
+
+def _no_package_installed_again(run: Rerun) -> None:
+    assert not [e for e in run.redone
+                if e['argv'][0] == 'apt-get' and 'install' in e['argv']]
+
+
+def test_failure_at_the_cni_apply_is_finished_without_a_second_init():
+    _require_lab()
+    with throwaway_lab(1, 1) as lab:
+        master, worker = (h.name for h in lab.state.hosts)
+        run = _fail_then_rerun(lab, master, 'kubectl apply')
+        assert f'@{_ip(lab, master)}] init' in run.first_error
+        # The CNI is applied once, by the re-run; kubeadm init is not
+        # run again and nothing is reset.
+        applies = [e for e in run.redone if e['argv'][0] == 'kubectl'
+                   and 'apply' in e['argv'] and e['host'] == master
+                   and any('cni' in a for a in e['argv'])]
+        assert len(applies) == 1 and applies[0]['rc'] == 0
+        assert run.commands('kubeadm', 'init') == []
+        assert run.commands('kubeadm', 'reset') == []
+        assert run.commands('kubeadm', 'join') == [worker]
+        _no_package_installed_again(run)
+
+
+def test_half_finished_init_is_reset_and_done_again():
+    _require_lab()
+    with throwaway_lab(1, 1) as lab:
+        master, worker = (h.name for h in lab.state.hosts)
+
+        def admin_conf_written(lab):
+            # What an earlier release took for "initialized".
+            assert _exists(lab, master, '/etc/kubernetes/admin.conf')
+
+        run = _fail_then_rerun(lab, master, 'kubeadm init@kubeconfig',
+                               admin_conf_written)
+        assert run.commands('kubeadm', 'reset') == [master]
+        assert run.commands('kubeadm', 'init') == [master]
+        order = [e['argv'][1] for e in run.redone if e['host'] == master
+                 and e['argv'][:2] in (['kubeadm', 'reset'],
+                                       ['kubeadm', 'init'])]
+        assert order == ['reset', 'init']
+        assert run.commands('kubeadm', 'join') == [worker]
+        _no_package_installed_again(run)
+
+
+@pytest.mark.parametrize('stage', ['kubelet-start', 'etcd-member'])
+def test_half_finished_control_plane_join_is_undone_and_joined_again(stage):
+    """kubelet.conf written (kubelet-start), or the etcd member added
+    too (etcd-member): the node is reset, its member removed through the
+    first master, and it joins again; the first master is untouched."""
+    _require_lab()
+    with throwaway_lab(3, 1) as lab:
+        hosts = lab.state.hosts
+        first, victim, third, worker = (h.name for h in hosts)
+        view = ClusterView(lab.state.cluster_dir)
+        member_added = []
+
+        def left_behind(lab):
+            assert _exists(lab, victim, '/etc/kubernetes/kubelet.conf')
+            victim_ip = next(h.ip for h in hosts if h.name == victim)
+            member_added.extend(m for m in view.etcd_members()
+                                if f'https://{victim_ip}:2380'
+                                in m['peerURLs'])
+
+        run = _fail_then_rerun(lab, victim, f'kubeadm join@{stage}',
+                               left_behind)
+        assert f'@{_ip(lab, victim)}] join-master' in run.first_error
+        assert len(member_added) == (1 if stage == 'etcd-member' else 0)
+        removals = run.etcd_removals()
+        assert [e['host'] for e in removals] == [first] * len(member_added)
+        if member_added:
+            assert f'{member_added[0]["id"]:x}' in removals[0]['argv']
+        assert run.commands('kubeadm', 'reset') == [victim]
+        assert run.commands('kubeadm', 'init') == []
+        assert sorted(run.commands('kubeadm', 'join')) == sorted(
+            [victim, third, worker])
+        names = node_names(lab)
+        assert sorted(m['name'] for m in view.etcd_members()) == sorted(
+            names[h] for h in (first, victim, third))
+        _no_package_installed_again(run)
+
+
+def test_half_finished_worker_join_is_reset_and_joined_again():
+    _require_lab()
+    with throwaway_lab(1, 2) as lab:
+        master, done, victim = (h.name for h in lab.state.hosts)
+
+        def left_behind(lab):
+            assert _exists(lab, victim, '/etc/kubernetes/kubelet.conf')
+            assert set(node_names(lab)) == {master, done}
+
+        run = _fail_then_rerun(lab, victim, 'kubeadm join@kubelet-start',
+                               left_behind)
+        assert f'@{_ip(lab, victim)}] join-worker' in run.first_error
+        assert run.commands('kubeadm', 'reset') == [victim]
+        # The other worker finished its join in the first run.
+        assert run.commands('kubeadm', 'join') == [victim]
+        assert run.commands('kubeadm', 'init') == []
+        _no_package_installed_again(run)
