@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pytest
 
 from kubernetes_mgmt.errors import MgmtDriverError
-from kubernetes_mgmt.lab import driving
+from kubernetes_mgmt.lab import driving, tacker_shapes
 from kubernetes_mgmt.lab.emulated import ClusterView, inject_fault
 from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
 
@@ -98,9 +98,16 @@ def _exists(lab, host: str, path: str) -> bool:
     return os.path.exists(lab.host_path(host, path))
 
 
-def _no_package_installed_again(run: Rerun) -> None:
-    assert not [e for e in run.redone
+def _no_package_installed_again(run: Rerun) -> list[list[str]]:
+    """The Kubernetes packages and containerd (the prepare role's) are
+    not installed again."""
+    installs = [e['argv'] for e in run.redone
                 if e['argv'][0] == 'apt-get' and 'install' in e['argv']]
+    kube = [a for a in installs if any(
+        arg.split('=')[0] in ('kubeadm', 'kubelet', 'kubectl', 'containerd')
+        for arg in a)]
+    assert not kube, kube
+    return installs
 
 
 def test_failure_at_the_cni_apply_is_finished_without_a_second_init():
@@ -118,7 +125,7 @@ def test_failure_at_the_cni_apply_is_finished_without_a_second_init():
         assert run.commands('kubeadm', 'init') == []
         assert run.commands('kubeadm', 'reset') == []
         assert run.commands('kubeadm', 'join') == [worker]
-        _no_package_installed_again(run)
+        assert _no_package_installed_again(run) == []
 
 
 def test_half_finished_init_is_reset_and_done_again():
@@ -139,7 +146,7 @@ def test_half_finished_init_is_reset_and_done_again():
                                        ['kubeadm', 'init'])]
         assert order == ['reset', 'init']
         assert run.commands('kubeadm', 'join') == [worker]
-        _no_package_installed_again(run)
+        assert _no_package_installed_again(run) == []
 
 
 @pytest.mark.parametrize('stage', ['kubelet-start', 'etcd-member'])
@@ -176,7 +183,7 @@ def test_half_finished_control_plane_join_is_undone_and_joined_again(stage):
         names = node_names(lab)
         assert sorted(m['name'] for m in view.etcd_members()) == sorted(
             names[h] for h in (first, victim, third))
-        _no_package_installed_again(run)
+        assert _no_package_installed_again(run) == []
 
 
 def test_half_finished_worker_join_is_reset_and_joined_again():
@@ -195,4 +202,46 @@ def test_half_finished_worker_join_is_reset_and_joined_again():
         # The other worker finished its join in the first run.
         assert run.commands('kubeadm', 'join') == [victim]
         assert run.commands('kubeadm', 'init') == []
-        _no_package_installed_again(run)
+        assert _no_package_installed_again(run) == []
+
+
+def test_heal_end_rerun_completes_a_master_join_that_failed_before_etcd():
+    """The rebuilt master's join dies after writing kubelet.conf, before
+    its etcd member: heal_end run again resets it and joins it, and
+    nothing else joins or resets."""
+    _require_lab()
+    with driving.instantiated_lab(3, 1) as (lab, instance), \
+            driving.driver_options(lab):
+        view = ClusterView(lab.state.cluster_dir)
+        victim = lab.state.hosts[2]
+        request = tacker_shapes.HealVnfRequest(
+            vnfc_instance_id=[driving.vnfc_of(instance, victim)])
+        inject_fault(lab.state.cluster_dir, victim.name,
+                     'kubeadm join@kubelet-start', MESSAGE)
+        driving.hook('heal_start', instance, heal_vnf_request=request)
+        driving.rebuild_vnfcs(lab, instance,
+                              request.vnfc_instance_id)
+        with pytest.raises(MgmtDriverError) as info:
+            driving.hook('heal_end', instance, heal_vnf_request=request,
+                         vnf=driving.vnf_dict(instance))
+        assert MESSAGE in str(info.value)
+        assert f'@{victim.ip}] join-master' in str(info.value)
+        assert _exists(lab, victim.name, '/etc/kubernetes/kubelet.conf')
+        before = len(view.events())
+
+        driving.hook('heal_end', instance, heal_vnf_request=request,
+                     vnf=driving.vnf_dict(instance))
+        _every_node_ready(lab)
+        run = Rerun(lab, '', view.events()[before:])
+        assert run.commands('kubeadm', 'reset') == [victim.name]
+        assert run.commands('kubeadm', 'join') == [victim.name]
+        assert run.commands('kubeadm', 'init') == []
+        # What the rebuilt master had not got yet: its load balancer.
+        installs = _no_package_installed_again(run)
+        assert [a[a.index('install') + 1:] for a in installs] == [
+            ['haproxy', 'keepalived']], installs
+        names = node_names(lab)
+        masters = [h.name for h in lab.state.hosts if h.role == 'master']
+        assert sorted(m['name'] for m in view.etcd_members()) == sorted(
+            names[h] for h in masters)
+        assert not driving.stored_state(lab, instance).healing
