@@ -35,6 +35,8 @@ class Rerun:
     lab: object
     first_error: str
     redone: list[dict]
+    request: object = None
+    instance: object = None
 
     def commands(self, *words: str) -> list[str]:
         """Hosts (in order) of redone commands starting with ``words``
@@ -87,7 +89,8 @@ def _fail_then_rerun(lab, host: str, rule: str, left_behind=None) -> Rerun:
         driving.instantiate_end(request, instance)
     _every_node_ready(lab)
     assert len(driving.registered_vims(lab)) == 1
-    return Rerun(lab, str(info.value), view.events()[before:])
+    return Rerun(lab, str(info.value), view.events()[before:], request,
+                 instance)
 
 
 def _ip(lab, host: str) -> str:
@@ -96,6 +99,11 @@ def _ip(lab, host: str) -> str:
 
 def _exists(lab, host: str, path: str) -> bool:
     return os.path.exists(lab.host_path(host, path))
+
+
+def _cni_applies(run: Rerun) -> list[dict]:
+    return [e for e in run.redone if e['argv'][0] == 'kubectl'
+            and 'apply' in e['argv'] and any('cni' in a for a in e['argv'])]
 
 
 def _no_package_installed_again(run: Rerun) -> list[list[str]]:
@@ -118,10 +126,8 @@ def test_failure_at_the_cni_apply_is_finished_without_a_second_init():
         assert f'@{_ip(lab, master)}] init' in run.first_error
         # The CNI is applied once, by the re-run; kubeadm init is not
         # run again and nothing is reset.
-        applies = [e for e in run.redone if e['argv'][0] == 'kubectl'
-                   and 'apply' in e['argv'] and e['host'] == master
-                   and any('cni' in a for a in e['argv'])]
-        assert len(applies) == 1 and applies[0]['rc'] == 0
+        applies = _cni_applies(run)
+        assert [(e['host'], e['rc']) for e in applies] == [(master, 0)]
         assert run.commands('kubeadm', 'init') == []
         assert run.commands('kubeadm', 'reset') == []
         assert run.commands('kubeadm', 'join') == [worker]
@@ -203,6 +209,31 @@ def test_half_finished_worker_join_is_reset_and_joined_again():
         assert run.commands('kubeadm', 'join') == [victim]
         assert run.commands('kubeadm', 'init') == []
         assert _no_package_installed_again(run) == []
+        # init was done: its join credentials were refreshed, and the CNI,
+        # checked, was already there.
+        assert _cni_applies(run) == []
+
+        # The pod network lost (its DaemonSet deleted): the next re-run
+        # sets the control plane up again and applies the CNI once more.
+        cni = [d for d in ClusterView(lab.state.cluster_dir).objects(
+            'DaemonSet') if d['metadata']['name'] in ('calico-node',
+                                                      'kube-flannel-ds')]
+        assert len(cni) == 1
+        meta = cni[0]['metadata']
+        deleted = lab.run_in_host(master, [
+            'kubectl', '--kubeconfig', '/etc/kubernetes/admin.conf', '-n',
+            meta['namespace'], 'delete', 'daemonset', meta['name']])
+        assert deleted.returncode == 0, deleted.stderr
+        view = ClusterView(lab.state.cluster_dir)
+        before = len(view.events())
+        with driving.driver_options(lab):
+            driving.instantiate_end(run.request, run.instance)
+        _every_node_ready(lab)
+        assert len(driving.registered_vims(lab)) == 1
+        again = Rerun(lab, '', view.events()[before:])
+        assert [e['host'] for e in _cni_applies(again)] == [master]
+        assert again.commands('kubeadm', 'join') == []
+        assert again.commands('kubeadm', 'init') == []
 
 
 def test_heal_end_rerun_completes_a_master_join_that_failed_before_etcd():
