@@ -4,7 +4,7 @@
 # Usage: install_k8s_cluster.sh ROLE CONFIG
 #        install_k8s_cluster.sh --contract-version   (prints CONTRACT_VERSION)
 #   ROLE    prepare | lb | init | join-master | join-worker | refresh-join |
-#           hosts | storage
+#           hosts | storage | status | reset
 #   CONFIG  file of KEY=VALUE lines ("-": stdin). Blank lines and "#"
 #           comments are allowed. Nothing is evaluated: every value must
 #           match a strict pattern, unknown keys and keys another role uses
@@ -32,7 +32,8 @@
 #   join-master  CONTROL_PLANE_ENDPOINT*, BOOTSTRAP_TOKEN*, CA_CERT_HASH*,
 #                CERTIFICATE_KEY*
 #   join-worker  CONTROL_PLANE_ENDPOINT*, BOOTSTRAP_TOKEN*, CA_CERT_HASH*
-#   refresh-join BOOTSTRAP_TOKEN*, CERTIFICATE_KEY
+#   refresh-join BOOTSTRAP_TOKEN*, CERTIFICATE_KEY, and CNI, CNI_MANIFEST,
+#                CNI_SHA256, POD_CIDR (then the CNI is applied, idempotently)
 #   hosts        HOSTS* (ip=name,... of all nodes): only the /etc/hosts block
 #                (prepare keeps it too); after nodes were added or removed
 #   storage      the NFS server VM, not a node: VOLUMES* ("DEVICE MOUNT;..."),
@@ -41,6 +42,11 @@
 #                without a filesystem gets ext4 (one that has one is used
 #                as it is), is mounted and kept in /etc/fstab by UUID;
 #                the directories are exported with EXPORT_OPTIONS below.
+#   status       read-only: prints this node's facts (see role_status)
+#   reset        kubeadm reset -f: undoes a half-finished init or join
+# Every role but status records its completion as its last step, in
+# $STATE_DIR/done/ROLE ("CONTRACT_VERSION=N"); "kubeadm init"/"kubeadm join"
+# are recorded (done/kubeadm-init, done/kubeadm-join) when they exit 0.
 # Output: init and refresh-join print one line CA_CERT_HASH=sha256:<hex>,
 # prepare one line SANDBOX_IMAGE=<image> (what containerd now uses) on
 # stdout; progress ("[role] step") and errors ("ERROR [role/step]: ...") go
@@ -59,8 +65,9 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # The contract with the driver: roles, keys and outputs above. The driver
 # refuses a script whose version differs from its own. Raise it with every
 # incompatible change; 2: prepare takes IMAGE_REPOSITORY and prints
-# SANDBOX_IMAGE, init requires CNI_SHA256.
-readonly CONTRACT_VERSION=2
+# SANDBOX_IMAGE, init requires CNI_SHA256; 3: status and reset roles,
+# completion records, refresh-join applies the CNI.
+readonly CONTRACT_VERSION=3
 
 readonly STATE_DIR=/var/lib/kubernetes-mgmt
 readonly ADMIN_CONF=/etc/kubernetes/admin.conf
@@ -277,15 +284,17 @@ declare -A REQUIRED=(
     [refresh-join]='BOOTSTRAP_TOKEN'
     [hosts]='HOSTS'
     [storage]='VOLUMES EXPORTS'
+    [status]='' [reset]=''
 )
 declare -A OPTIONAL=(
     [prepare]='K8S_APT_REPO K8S_APT_KEY_URL REGISTRY_MIRRORS HOSTS HTTP_PROXY HTTPS_PROXY NO_PROXY NFS_CLIENT IMAGE_REPOSITORY'
     [lb]='LB_PORT'
     [init]='CERTIFICATE_KEY IMAGE_REPOSITORY API_CERT_SANS HTTP_PROXY HTTPS_PROXY NO_PROXY'
     [join-master]='' [join-worker]=''
-    [refresh-join]='CERTIFICATE_KEY'
+    [refresh-join]='CERTIFICATE_KEY CNI CNI_MANIFEST CNI_SHA256 POD_CIDR HTTP_PROXY HTTPS_PROXY NO_PROXY'
     [hosts]=''
     [storage]='HTTP_PROXY HTTPS_PROXY NO_PROXY'
+    [status]='' [reset]=''
 )
 
 int_in() { [[ $1 =~ ^[0-9]{1,6}$ ]] && (( 10#$1 >= $2 && 10#$1 <= $3 )); }
@@ -1057,13 +1066,15 @@ role_init() {
         die "kubeadm is $version, not ${CFG[K8S_VERSION]}.x (run prepare)"
     step 'kubeadm configuration'
     render_init_config "$version" | write_secret_file init.yaml
-    if [[ -f $ADMIN_CONF ]]; then
+    if kubeadm_finished init; then
         log 'control plane already initialized: kubeadm init skipped'
     else
+        refuse_half_finished init
         step 'kubeadm init'
         if [[ -n ${CFG[CERTIFICATE_KEY]:-} ]]; then certs=(--upload-certs); fi
         kubeadm init --config "$conf" "${certs[@]}" \
             --skip-token-print --skip-certificate-key-print
+        record_kubeadm init
     fi
     step 'API server ready'
     wait_for 'the API server to be ready' api_ready
@@ -1087,6 +1098,7 @@ role_refresh_join() {
         kubeadm init phase upload-certs --upload-certs --skip-certificate-key-print \
             --config "$conf" --kubeconfig "$ADMIN_CONF"
     fi
+    if [[ -n ${CFG[CNI]:-} ]]; then apply_cni; fi
     print_ca_hash
 }
 
@@ -1130,14 +1142,16 @@ role_join() { # master|worker
     step 'kubeadm configuration'
     need_cmd kubeadm curl
     render_join_config "$1" | write_secret_file join.yaml
-    if [[ -f /etc/kubernetes/kubelet.conf ]]; then
+    if kubeadm_finished join "$1"; then
         log 'node already joined: kubeadm join skipped'
     else
+        refuse_half_finished join
         step 'kubeadm join'
         # kubeadm removes it once the kubelet has its certificate; a join
         # that fails before leaves it, with the token: removed at exit.
         SECRET_PATHS+=(/etc/kubernetes/bootstrap-kubelet.conf)
         kubeadm join --config "$SECRET_DIR/join.yaml"
+        record_kubeadm join
     fi
     step 'kubelet active'
     wait_for 'the kubelet to be active' systemctl is-active --quiet kubelet
@@ -1297,6 +1311,77 @@ role_storage() {
     verify_exports
 }
 
+# ------------------------------------------------------------------ resume
+# What a node has, judged by facts: the driver reads them (status) before
+# it acts, and recovers a half-finished kubeadm run (reset) before retrying.
+readonly DONE_DIR=$STATE_DIR/done
+readonly KUBEADM_FILES=(kubelet.conf bootstrap-kubelet.conf admin.conf
+    super-admin.conf manifests/kube-apiserver.yaml manifests/etcd.yaml pki/ca.crt)
+
+record_done() { # the role's completion record: always its last step
+    printf 'CONTRACT_VERSION=%s\n' "$CONTRACT_VERSION" | put_file "$DONE_DIR/$ROLE" 0644
+}
+
+record_kubeadm() { # init|join: kubeadm exited 0
+    printf 'CONTRACT_VERSION=%s\n' "$CONTRACT_VERSION" | put_file "$DONE_DIR/kubeadm-$1" 0644
+}
+
+kubeadm_files() { # the files kubeadm writes on this node, present now
+    local f
+    for f in "${KUBEADM_FILES[@]}"; do
+        if [[ -e /etc/kubernetes/$f ]]; then printf '%s\n' "$f"; fi
+    done
+}
+
+node_registered() { # KUBECONFIG: this node's Node object exists
+    kubectl --kubeconfig "$1" get node "${CFG[NODE_NAME]}" >/dev/null 2>&1
+}
+
+# kubeadm STEP finished here: its record, or (for nodes set up before
+# records existed) a serving API server that has this node registered.
+kubeadm_finished() { # init | join master|worker
+    [[ -f $DONE_DIR/kubeadm-$1 ]] && return 0
+    case $1 in
+        init) [[ -f $ADMIN_CONF ]] && api_ready && node_registered "$ADMIN_CONF" ;;
+        join) [[ -f /etc/kubernetes/kubelet.conf ]] &&
+            node_registered /etc/kubernetes/kubelet.conf &&
+            { [[ $2 == worker ]] || local_api_ready; } ;;
+    esac
+}
+
+refuse_half_finished() { # init|join
+    local left
+    left=$(kubeadm_files | paste -sd, -)
+    [[ -z $left ]] ||
+        die "a half-finished kubeadm $1 left $left in /etc/kubernetes: run the reset role first"
+}
+
+role_status() {
+    step 'facts'
+    local f files api=0
+    printf 'CONTRACT_VERSION=%s\n' "$CONTRACT_VERSION" >&3
+    if [[ -d $DONE_DIR ]]; then
+        for f in "$DONE_DIR"/*; do
+            [[ -f $f ]] || continue
+            printf 'DONE_%s=%s\n' "$(basename "$f" | tr 'a-z-' 'A-Z_')" \
+                "$(sed -n 's/^CONTRACT_VERSION=\([0-9]*\)$/\1/p' "$f")" >&3
+        done
+    fi
+    files=$(kubeadm_files | paste -sd, -)
+    if [[ -f $ADMIN_CONF ]] && command -v kubectl >/dev/null && api_ready; then api=1; fi
+    printf 'KUBEADM_FILES=%s\nAPI_READY=%s\n' "$files" "$api" >&3
+}
+
+role_reset() {
+    step 'kubeadm reset'
+    if command -v kubeadm >/dev/null; then
+        kubeadm reset -f --cri-socket "$CRI_SOCKET"
+    fi
+    rm -f "$DONE_DIR/kubeadm-init" "$DONE_DIR/kubeadm-join" "$DONE_DIR/init" \
+        "$DONE_DIR/join-master" "$DONE_DIR/join-worker" "$DONE_DIR/refresh-join" \
+        "$STATE_DIR/cni-applied.yaml"
+}
+
 # --------------------------------------------------------------------- main
 main() {
     exec 3>&1 1>&2      # stdout carries results only (fd 3)
@@ -1306,8 +1391,8 @@ main() {
     fi
     (( $# == 2 )) || die 'usage: install_k8s_cluster.sh ROLE CONFIG'
     case $1 in
-        prepare | lb | init | join-master | join-worker | refresh-join | hosts | storage) ROLE=$1 ;;
-        *) die 'unknown role: prepare, lb, init, join-master, join-worker, refresh-join, hosts or storage' ;;
+        prepare | lb | init | join-master | join-worker | refresh-join | hosts | storage | status | reset) ROLE=$1 ;;
+        *) die 'unknown role: prepare, lb, init, join-master, join-worker, refresh-join, hosts, storage, status or reset' ;;
     esac
     STEP=config
     read_config "$2"
@@ -1329,8 +1414,11 @@ main() {
         join-worker) role_join worker ;;
         hosts) setup_hosts ;;
         storage) role_storage ;;
+        status) role_status ;;
+        reset) role_reset ;;
     esac
     STEP=finish
+    if [[ $ROLE != status && $ROLE != reset ]]; then record_done; fi
     log 'done'
 }
 

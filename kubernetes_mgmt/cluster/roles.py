@@ -117,9 +117,38 @@ def init(plan: ClusterPlan, node: Node, secrets: JoinSecrets) -> Config:
     }
 
 
-def refresh_join(node: Node, secrets: JoinSecrets) -> Config:
-    return {**_base(node), 'BOOTSTRAP_TOKEN': secrets.token,
-            'CERTIFICATE_KEY': secrets.certificate_key}
+def refresh_join(node: Node, secrets: JoinSecrets,
+                 plan: ClusterPlan | None = None) -> Config:
+    """Fresh join credentials; with ``plan`` (the control plane is being
+    set up) the CNI is applied too, idempotently."""
+    config: Config = {**_base(node), 'BOOTSTRAP_TOKEN': secrets.token,
+                      'CERTIFICATE_KEY': secrets.certificate_key}
+    if plan is not None:
+        config.update(_cni(plan))
+    return config
+
+
+def _cni(plan: ClusterPlan) -> Config:
+    cni, proxy = plan.cni, plan.params.proxy
+    return {
+        'POD_CIDR': plan.pod_cidr,
+        'CNI': cni.name,
+        'CNI_MANIFEST': cni.url or REMOTE_CNI_MANIFEST,
+        'CNI_SHA256': cni.sha256,
+        'HTTP_PROXY': proxy.http_proxy if proxy else None,
+        'HTTPS_PROXY': proxy.https_proxy if proxy else None,
+        'NO_PROXY': plan.no_proxy if proxy else None,
+    }
+
+
+def status(node: Node) -> Config:
+    """The read-only facts of a node (``cluster.node_state``)."""
+    return _base(node)
+
+
+def reset(node: Node) -> Config:
+    """Undo a half-finished kubeadm init or join on ``node``."""
+    return _base(node)
 
 
 def join(plan: ClusterPlan, node: Node, secrets: JoinSecrets,

@@ -1,7 +1,10 @@
 """Turn prepared VMs into a cluster: the phases of instantiate.
 
-Every phase is safe to repeat: the install script checks each node's
-state first, so re-running after a failure continues where it stopped.
+Every phase is safe to repeat. Before the control plane is set up or a
+node joins, its state is gathered from facts (``cluster.node_state``):
+a finished role is not run again, a half-finished kubeadm run is undone
+(``kubeadm reset -f``, and a control-plane node's etcd member removed
+through a serving master) before it is retried.
 """
 from __future__ import annotations
 
@@ -10,12 +13,19 @@ import re
 from collections.abc import Sequence
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.cluster import credentials, placement, roles
+from kubernetes_mgmt.cluster import (
+    credentials,
+    etcd,
+    node_state,
+    placement,
+    roles,
+)
 from kubernetes_mgmt.cluster.admin_account import (
     AdminCredentials,
     ensure_admin_credentials,
 )
-from kubernetes_mgmt.cluster.kubectl import ADMIN_CONF, wait_until_ready
+from kubernetes_mgmt.cluster.kubectl import node_readiness, wait_until_ready
+from kubernetes_mgmt.cluster.node_state import ClusterFacts, HostFacts, Stage
 from kubernetes_mgmt.cluster.plan import ClusterPlan, Node
 from kubernetes_mgmt.cluster.roles import JoinSecrets
 from kubernetes_mgmt.cluster.script import InstallScript
@@ -84,18 +94,25 @@ class ClusterSetup:
             self._each(targets, configure, 'load balancer')
 
     def control_plane(self) -> JoinSecrets:
-        """Init the first master, or refresh join credentials if it was
-        initialized by an earlier run."""
+        """Init the first master; resume an init whose kubeadm step
+        finished; undo a half-finished one first; or, once init is done,
+        refresh the join credentials. The CNI is applied (idempotently)
+        on every path."""
         first = self.first
         session = self.session(first)
         secrets = JoinSecrets(credentials.bootstrap_token(),
                               credentials.certificate_key())
-        initialized = session.run(['test', '-e', ADMIN_CONF],
-                                  step='check control plane', sudo=True,
-                                  check=False).exit_status == 0
-        role = 'refresh-join' if initialized else 'init'
+        host = self.host_facts(first)
+        cluster = (ClusterFacts(node_readiness(session)) if host.api_ready
+                   else None)
+        stage = node_state.init_stage(host, cluster, first.name)
+        LOG.info('[%s] init: %s', first.name, stage.value)
+        done = stage is Stage.DONE
+        role = 'refresh-join' if done else 'init'
         with self.progress.phase(f'control plane {role}', first.label):
-            config = (roles.refresh_join(first, secrets) if initialized
+            if stage is Stage.HALF:
+                self.reset(first)
+            config = (roles.refresh_join(first, secrets, self.plan) if done
                       else roles.init(self.plan, first, secrets))
             out = self.script.run(session, role, config)
         return dataclasses.replace(secrets,
@@ -127,18 +144,67 @@ class ClusterSetup:
         # One at a time: each join grows etcd, and a second join while the
         # first is still syncing could cost quorum.
         for node in masters:
+            stage = self.join_stage(node, self.cluster_facts(with_etcd=True))
+            if stage is Stage.DONE:
+                continue
             with self.progress.phase('join master', node.label):
+                if stage is Stage.HALF:
+                    self.undo_join(node)
                 self.script.run(self.session(node), 'join-master',
                                 roles.join(self.plan, node, secrets, True))
 
     def join_workers(self, workers: Sequence[Node],
                      secrets: JoinSecrets) -> None:
+        cluster = self.cluster_facts(with_etcd=False)
+
+        def join(node: Node) -> None:
+            stage = self.join_stage(node, cluster)
+            if stage is Stage.DONE:
+                return
+            if stage is Stage.HALF:
+                self.undo_join(node)
+            self.script.run(self.session(node), 'join-worker',
+                            roles.join(self.plan, node, secrets, False))
+
         with self.progress.phase('join workers',
                                  f'{len(workers)} worker(s)'):
-            self._each(workers, lambda node: self.script.run(
-                self.session(node), 'join-worker',
-                roles.join(self.plan, node, secrets, False)),
-                'join workers')
+            self._each(workers, join, 'join workers')
+
+    # -- facts --------------------------------------------------------------
+
+    def host_facts(self, node: Node) -> HostFacts:
+        """The node's own facts (its ``status`` role)."""
+        return node_state.gather_host(self.script, self.session(node),
+                                      roles.status(node))
+
+    def cluster_facts(self, with_etcd: bool) -> ClusterFacts:
+        """Nodes (and etcd members) as the serving master ``first``
+        sees them."""
+        session = self.session(self.first)
+        if with_etcd:
+            return node_state.gather_cluster(session, self.first.name)
+        return ClusterFacts(node_readiness(session))
+
+    def join_stage(self, node: Node, cluster: ClusterFacts) -> Stage:
+        control_plane = node.host.role is Role.MASTER
+        stage = node_state.join_stage(self.host_facts(node), cluster, node,
+                                      control_plane)
+        LOG.info('[%s] join-%s: %s', node.name,
+                 'master' if control_plane else 'worker', stage.value)
+        return stage
+
+    def undo_join(self, node: Node) -> None:
+        """A half-finished join: its etcd member (if one was added) goes,
+        through the serving master, then ``kubeadm reset -f``."""
+        if node.host.role is Role.MASTER:
+            etcd.remove_node_member(self.session(self.first),
+                                    self.first.name, node.name, node.ip)
+        self.reset(node)
+
+    def reset(self, node: Node) -> None:
+        LOG.warning('[%s] half-finished kubeadm run: kubeadm reset -f '
+                    'before retrying', node.name)
+        self.script.run(self.session(node), 'reset', roles.reset(node))
 
     def wait_ready(self, nodes: Sequence[Node]) -> None:
         with self.progress.phase('wait for Ready', f'{len(nodes)} node(s)'):

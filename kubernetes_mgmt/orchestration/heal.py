@@ -25,6 +25,7 @@ from typing import Any
 from kubernetes_mgmt import redact, tacker_objects
 from kubernetes_mgmt.cluster import etcd, vip
 from kubernetes_mgmt.cluster.node_removal import remove_node
+from kubernetes_mgmt.cluster.node_state import ClusterFacts, Stage
 from kubernetes_mgmt.cluster.placement import node_labels
 from kubernetes_mgmt.cluster.plan import ClusterPlan, Node
 from kubernetes_mgmt.conf import CONF
@@ -35,14 +36,12 @@ from kubernetes_mgmt.orchestration.cluster_setup import ClusterSetup
 from kubernetes_mgmt.orchestration.day2 import Day2
 from kubernetes_mgmt.orchestration.parallel import for_each
 from kubernetes_mgmt.orchestration.progress import Progress
-from kubernetes_mgmt.remote.ssh import SshSession
 from kubernetes_mgmt.topology.model import Role
 
 LOG = redact.get_logger(__name__)
 MASTER = Role.MASTER.value
 STORAGE = Role.STORAGE.value
 STORAGE_SERVER = 'storage server'    # the Target name of the NFS server
-KUBELET_CONF = '/etc/kubernetes/kubelet.conf'
 # keepalived: HAProxy check rise (2 x 2 s) plus VRRP adverts.
 VIP_TAKEOVER_DEADLINE = 30.0
 
@@ -270,8 +269,9 @@ def _forget_old_selves(setup: ClusterSetup, helper: Node,
     kube = setup.session(helper)
     with setup.progress.phase('check old nodes gone',
                               f'{len(nodes)} node(s)'):
+        cluster = setup.cluster_facts(with_etcd=True)
         for node in nodes:
-            if _joined(setup.session(node)):
+            if _joined(setup, node, cluster):
                 continue
             remove_node(kube, node.name,
                         drain_timeout=CONF.kubernetes_mgmt.drain_timeout)
@@ -280,6 +280,8 @@ def _forget_old_selves(setup: ClusterSetup, helper: Node,
                                         node.ip)
 
 
-def _joined(session: SshSession) -> bool:
-    return session.run(['test', '-e', KUBELET_CONF], step='check joined',
-                       sudo=True, check=False).exit_status == 0
+def _joined(setup: ClusterSetup, node: Node, cluster: ClusterFacts) -> bool:
+    """The new VM finished ``kubeadm join`` (judged by the same facts as
+    the join itself: a kubelet.conf left by a join that failed before its
+    etcd membership does not count)."""
+    return setup.join_stage(node, cluster) in (Stage.DONE, Stage.RESUME)

@@ -558,6 +558,10 @@ GOLDEN_FILES = {
     'hosts.toml-registry.k8s.io': (
         'worker-1', '/etc/containerd/certs.d/registry.k8s.io/hosts.toml'),
     'etc-hosts-block': ('worker-1', '/etc/hosts'),
+    'done-join-worker': ('worker-0',
+                         '/var/lib/kubernetes-mgmt/done/join-worker'),
+    'done-kubeadm-init': ('master-0',
+                          '/var/lib/kubernetes-mgmt/done/kubeadm-init'),
 }
 
 

@@ -108,6 +108,11 @@ VALID = {
                     'BOOTSTRAP_TOKEN': TOKEN,
                     'CA_CERT_HASH': 'sha256:' + 'a' * 64,
                     'CERTIFICATE_KEY': CERT_KEY},
+    'refresh-join': {'BOOTSTRAP_TOKEN': TOKEN, 'CERTIFICATE_KEY': CERT_KEY,
+                     'CNI': 'flannel', 'POD_CIDR': '10.244.0.0/16',
+                     'CNI_MANIFEST': '/var/lib/kubernetes-mgmt/cni.yaml',
+                     'CNI_SHA256': 'ab' * 32},
+    'status': {}, 'reset': {},
     'hosts': {'HOSTS': '10.0.0.1=master-0,10.0.0.5=worker-0'},
     'storage': {'VOLUMES': '/dev/vdb /volume;/dev/vdc /data',
                 'EXPORTS': '/volume/nfs/pv1 10.0.0.0/24;/data/x 10.0.0.7;'

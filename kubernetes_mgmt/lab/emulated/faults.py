@@ -1,5 +1,9 @@
 """Fault injection: ``<cluster_dir>/faults.json`` maps a host name
 (or ``*``) to command prefixes that fail a given number of times.
+
+A prefix ``'kubeadm init@kubeconfig'`` fails the command not before it
+starts but at its stage ``kubeconfig`` (``runner.checkpoint``), after it
+changed what it had changed by then: a run that dies half-way.
 """
 from __future__ import annotations
 
@@ -31,8 +35,15 @@ def matches(pattern: str, argv: list[str]) -> bool:
     return all(any(arg == word for arg in rest) for word in words[1:])
 
 
-def take_fault(cluster_dir: str, host: str, argv: list[str]) -> str | None:
-    """The message of a fault armed for this command, used up once."""
+def _rule_matches(rule: str, argv: list[str], stage: str | None) -> bool:
+    pattern, _, at = rule.partition('@')
+    return (at or None) == stage and matches(pattern, argv)
+
+
+def take_fault(cluster_dir: str, host: str, argv: list[str],
+               stage: str | None = None) -> str | None:
+    """The message of a fault armed for this command (at ``stage``, or
+    before it starts), used up once."""
     # Cheap unlocked look first: nearly every command has no fault.
     armed = store.load_json(f'{cluster_dir}/{FAULTS_FILE}', {})
     if not (armed.get(host) or armed.get('*')):
@@ -41,7 +52,7 @@ def take_fault(cluster_dir: str, host: str, argv: list[str]) -> str | None:
         for who in (host, '*'):
             rules = faults.get(who) or {}
             for prefix, rule in list(rules.items()):
-                if not matches(prefix, argv):
+                if not _rule_matches(prefix, argv, stage):
                     continue
                 rule['times'] = int(rule.get('times', 1)) - 1
                 if rule['times'] <= 0:

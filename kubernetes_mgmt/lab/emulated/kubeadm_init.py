@@ -20,7 +20,11 @@ from kubernetes_mgmt.lab.emulated import kubeadm_common as common
 from kubernetes_mgmt.lab.emulated import kubeadm_config as kconf
 from kubernetes_mgmt.lab.emulated.flags import Flag, Parsed
 from kubernetes_mgmt.lab.emulated.host import host_path
-from kubernetes_mgmt.lab.emulated.runner import CommandError, Context
+from kubernetes_mgmt.lab.emulated.runner import (
+    CommandError,
+    Context,
+    checkpoint,
+)
 
 FLAGS = [
     Flag('config'), Flag('pod-network-cidr'), Flag('service-cidr'),
@@ -255,6 +259,7 @@ def run_init(ctx: Context, opts: Parsed) -> int:
     common.write_text(f'{common.K8S_DIR}/super-admin.conf',
                       common.admin_kubeconfig(ctx, server))
     ctx.out('[kubeconfig] Writing "admin.conf" kubeconfig file')
+    checkpoint(ctx, 'kubeconfig')
     common.start_apiserver(ctx, s.advertise_address, s.bind_port, version)
     units.set_active(ctx, 'kubelet', True)
     _wait_endpoint(ctx, s)

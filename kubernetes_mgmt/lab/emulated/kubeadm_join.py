@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import os
+import random
 
 from kubernetes_mgmt.lab.emulated import (
     cluster,
+    faults,
     packages,
     store,
     tokens,
@@ -15,7 +17,11 @@ from kubernetes_mgmt.lab.emulated import kubeadm_config as kconf
 from kubernetes_mgmt.lab.emulated.flags import Flag, Parsed
 from kubernetes_mgmt.lab.emulated.host import host_path
 from kubernetes_mgmt.lab.emulated.kubeadm_init import register_control_plane
-from kubernetes_mgmt.lab.emulated.runner import CommandError, Context
+from kubernetes_mgmt.lab.emulated.runner import (
+    CommandError,
+    Context,
+    checkpoint,
+)
 
 FLAGS = [
     Flag('config'), Flag('token'), Flag('discovery-token'),
@@ -165,6 +171,22 @@ def _check_certificate_key(state: dict, key: str) -> None:
             'authentication failed')
 
 
+def _etcd_member_checkpoint(ctx: Context, s: kconf.JoinSettings) -> None:
+    """Fault stage ``etcd-member``: the join dies after adding this
+    node's etcd member (not started yet, so nameless), as kubeadm's
+    control-plane-join/etcd phase can."""
+    message = faults.take_fault(ctx.cluster_dir, ctx.host.name, ctx.argv,
+                                'etcd-member')
+    if message is None:
+        return
+    with store.mutate(ctx.cluster_dir) as state:
+        state['etcd'].append({
+            'id': random.getrandbits(64), 'name': '',
+            'peerURLs': [f'https://{s.advertise_address}:2380'],
+            'clientURLs': []})
+    raise CommandError(message)
+
+
 def run_join(ctx: Context, opts: Parsed) -> int:
     s = settings_from(ctx, opts)
     ctx.out('[preflight] Running pre-flight checks')
@@ -186,7 +208,9 @@ def run_join(ctx: Context, opts: Parsed) -> int:
                        info['service_subnet'], [])
     common.write_node_files(ctx, s.node_name, server, s.control_plane, None,
                             version)
+    checkpoint(ctx, 'kubelet-start')
     if s.control_plane:
+        _etcd_member_checkpoint(ctx, s)
         common.start_apiserver(ctx, s.advertise_address, s.bind_port,
                                version)
     units.set_active(ctx, 'kubelet', True)

@@ -55,6 +55,15 @@ class Context:
 Main = Callable[[Context, list], int]
 
 
+def checkpoint(ctx: Context, stage: str) -> None:
+    """Fail here if a fault is armed for this command at ``stage``
+    (``faults``): the command dies half-way, as a real one can."""
+    message = faults.take_fault(ctx.cluster_dir, ctx.host.name, ctx.argv,
+                                stage)
+    if message is not None:
+        raise CommandError(message)
+
+
 def _execute(ctx: Context, main: Main, args: list[str]) -> int:
     message = faults.take_fault(ctx.cluster_dir, ctx.host.name, ctx.argv)
     if message is not None:
