@@ -20,8 +20,8 @@ REMOTE_SCRIPT = '/var/lib/kubernetes-mgmt/install_k8s_cluster.sh'
 # speaks with the install script; the script declares its own as
 # "readonly CONTRACT_VERSION=N". Raised whenever either side changes
 # incompatibly (2: sandbox image and CNI checksum keys, SANDBOX_IMAGE
-# output of prepare).
-CONTRACT_VERSION = 2
+# output of prepare; 3: storage volumes named by Cinder id and size).
+CONTRACT_VERSION = 3
 _DECLARATION = re.compile(r'^readonly CONTRACT_VERSION=(\S*)', re.MULTILINE)
 
 ConfigValue = str | int | None
