@@ -160,6 +160,15 @@ def unplace(mnt_ns: str, guest_path: str) -> None:
     run(['nsenter', f'--mount={mnt_ns}', '--', 'rm', '-f', guest_path])
 
 
+def blank_disk(host: LabHost, size: int) -> str:
+    """A new empty disk of ``size`` bytes for ``host`` (released with its
+    volumes): its loop device on the machine."""
+    directory = os.path.join(host.root, DIR)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    count = len(glob.glob(os.path.join(directory, 'blank-*.img')))
+    return new_loop(os.path.join(directory, f'blank-{count}.img'), size)
+
+
 def expose(mnt_ns: str, host: LabHost) -> None:
     """The host's volumes inside it, as a VM sees virtio disks."""
     private_dev(mnt_ns)
