@@ -115,15 +115,6 @@ class ClusterSetup:
         return dataclasses.replace(secrets,
                                    ca_cert_hash=out['CA_CERT_HASH'])
 
-    def update_hosts(self, nodes: Sequence[Node]) -> None:
-        """Rewrite the /etc/hosts block of ``nodes`` to list every node
-        of the plan (unchanged files are not touched)."""
-        with self.progress.phase('update /etc/hosts',
-                                 f'{len(nodes)} node(s)'):
-            self._each(nodes, lambda node: self.script.run(
-                self.session(node), 'hosts', roles.hosts(self.plan, node)),
-                'update /etc/hosts')
-
     def refresh_bystander_hosts(self, nodes: Sequence[Node]) -> list[Node]:
         """Best effort: the /etc/hosts block of ``nodes``, which are not
         part of the operation. Each is given the short bystander connect
