@@ -16,6 +16,15 @@ ssh_opts = [
     cfg.IntOpt('ssh_connect_deadline', default=600, min=1,
                help='Seconds to keep retrying an SSH connection (with '
                     'backoff) before giving up; VMs may still be booting.'),
+    cfg.IntOpt('bystander_connect_deadline', default=20, min=1,
+               help='Seconds to keep retrying SSH to a node that is not '
+                    'part of the operation (another node whose /etc/hosts '
+                    'a scale or heal refreshes, a master tried as the '
+                    'one that runs kubectl). Such nodes were running '
+                    'before, so they are not waited for as long as a '
+                    'booting VM: an unreachable one is skipped with a '
+                    'warning, and the next operation repairs it. All are '
+                    'tried in parallel.'),
     cfg.IntOpt('ssh_connect_timeout', default=10, min=1,
                help='Seconds a single SSH connection attempt may take.'),
     cfg.IntOpt('command_timeout', default=600, min=1,

@@ -36,11 +36,16 @@
 #                CNI_SHA256, POD_CIDR (then the CNI is applied, idempotently)
 #   hosts        HOSTS* (ip=name,... of all nodes): only the /etc/hosts block
 #                (prepare keeps it too); after nodes were added or removed
-#   storage      the NFS server VM, not a node: VOLUMES* ("DEVICE MOUNT;..."),
-#                EXPORTS* ("DIR CLIENT;..."; CLIENT an IP or CIDR),
-#                HTTP_PROXY, HTTPS_PROXY, NO_PROXY (for apt). A volume
-#                without a filesystem gets ext4 (one that has one is used
-#                as it is), is mounted and kept in /etc/fstab by UUID;
+#   storage      the NFS server VM, not a node: VOLUMES* ("ID GIB DEVICE
+#                MOUNT;...": Cinder's volume id and size, the device Nova
+#                reports), EXPORTS* ("DIR CLIENT;..."; CLIENT an IP or
+#                CIDR), HTTP_PROXY, HTTPS_PROXY, NO_PROXY (for apt). Each
+#                volume is found by its id under /dev/disk/by-id (virtio,
+#                virtio-scsi or NVMe serial; never by DEVICE, which the
+#                guest need not agree with) and its size must be GIB GiB;
+#                a disk that cannot be identified so is never touched. A
+#                volume without a filesystem gets ext4 (one that has one is
+#                used as it is), is mounted and kept in /etc/fstab by UUID;
 #                the directories are exported with EXPORT_OPTIONS below.
 #   status       read-only: prints this node's facts (see role_status)
 #   reset        kubeadm reset -f: undoes a half-finished init or join
@@ -66,7 +71,8 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # refuses a script whose version differs from its own. Raise it with every
 # incompatible change; 2: prepare takes IMAGE_REPOSITORY and prints
 # SANDBOX_IMAGE, init requires CNI_SHA256; 3: status and reset roles,
-# completion records, refresh-join applies the CNI.
+# completion records, refresh-join applies the CNI, storage's VOLUMES
+# items are "ID GIB DEVICE MOUNT".
 readonly CONTRACT_VERSION=3
 
 readonly STATE_DIR=/var/lib/kubernetes-mgmt
@@ -334,6 +340,19 @@ each_pair() {
     done
 }
 
+# each_volume LIST: "ID GIB DEVICE MOUNT;..." (storage's VOLUMES).
+each_volume() {
+    local list=$1 item items id gib dev mnt extra
+    [[ -n $list && $list != \;* && $list != *\; && $list != *\;\;* ]] || return 1
+    IFS=';' read -r -a items <<<"$list"
+    for item in "${items[@]}"; do
+        read -r id gib dev mnt extra <<<"$item"
+        [[ -z $extra && $item == "$id $gib $dev $mnt" ]] || return 1
+        [[ $id =~ ^[A-Za-z0-9][A-Za-z0-9-]{7,63}$ ]] && int_in "$gib" 1 999999 &&
+            is_device "$dev" && is_abs_path "$mnt" || return 1
+    done
+}
+
 # valid TYPE VALUE -> status; the value itself is never printed.
 valid() {
     local v=$2
@@ -366,7 +385,7 @@ valid() {
         manifest) [[ $v =~ $URL_RE || ( $v =~ ^/[A-Za-z0-9._/-]+$ && $v != *..* ) ]] ;;
         sha256) [[ $v =~ ^[a-f0-9]{64}$ ]] ;;
         flag) [[ $v == 0 || $v == 1 ]] ;;
-        volumes) each_pair "$v" is_device is_abs_path ;;
+        volumes) each_volume "$v" ;;
         exports) each_pair "$v" is_abs_path is_client ;;
         *) return 1 ;;
     esac
@@ -377,7 +396,7 @@ declare -A HINT=(
     [token]='a bootstrap token [a-z0-9]{6}.[a-z0-9]{16}' [certkey]='64 lowercase hex digits'
     [cahash]='sha256:<64 hex digits>' [sha256]='64 lowercase hex digits'
     [vrrppass]='1-8 characters of [A-Za-z0-9._~+=-]'
-    [volumes]='"/dev/DEVICE /MOUNT/POINT;..."' [exports]='"/DIR IP-OR-CIDR;..."'
+    [volumes]='"VOLUME-ID GIB /dev/DEVICE /MOUNT/POINT;..."' [exports]='"/DIR IP-OR-CIDR;..."'
 )
 
 read_config() {
@@ -1169,7 +1188,8 @@ readonly EXPORTS_FILE=/etc/exports.d/kubernetes-mgmt.exports
 # no_root_squash: pods running as root keep root's rights on their volume.
 readonly EXPORT_OPTIONS='rw,sync,no_subtree_check,no_root_squash'
 
-items() { tr ';' '\n' <<<"$1"; } # VOLUMES/EXPORTS value: one "A B" per line
+items() { tr ';' '\n' <<<"$1"; } # VOLUMES/EXPORTS value: one item per line
+readonly BY_ID=/dev/disk/by-id
 
 # Exports of ours that /etc/exports has too would be exported twice.
 check_export_conflicts() {
@@ -1227,12 +1247,51 @@ mount_volume() { # DEVICE MOUNT TYPE
     log "mounted $dev at $mnt"
 }
 
+# The names udev gives a disk whose serial is volume ID: virtio keeps
+# 20 bytes of it, virtio-scsi and NVMe the id as the hypervisor passed it
+# (NVMe serials hold 20 bytes as well).
+volume_links() { # DIR ID
+    local dir=$1 id=$2 short=${2:0:20} link
+    printf '%s\n' "$dir/virtio-$short" "$dir/scsi-0QEMU_QEMU_HARDDISK_$id" \
+        "$dir/scsi-0QEMU_QEMU_HARDDISK_$short"
+    for link in "$dir"/nvme-*_"$short" "$dir"/nvme-*_"$id"; do
+        [[ ! -e $link ]] || printf '%s\n' "$link"
+    done
+}
+
+# VOLUME_DEV: the one block device whose by-id name carries volume ID and
+# whose size is GIB GiB. Anything else is an error that names what was
+# found; nothing is formatted then.
+find_volume() { # DIR ID GIB HINT
+    local dir=$1 id=$2 gib=$3 hint=$4 link dev bytes seen='' found=()
+    local -A devs=()
+    while IFS= read -r link; do
+        [[ -e $link ]] || continue
+        dev=$(readlink -f -- "$link")
+        [[ -b $dev ]] || die "volume $id: $link leads to $dev, not a block device: refusing to use it"
+        [[ -v "devs[$dev]" ]] || found+=("$dev")
+        devs[$dev]=1
+    done < <(volume_links "$dir" "$id")
+    if (( ${#found[@]} == 0 )); then
+        [[ -d $dir ]] && seen=$(find "$dir" -mindepth 1 -maxdepth 1 -printf '%f ' 2>/dev/null)
+        die "volume $id: no disk with this id under $dir (found: ${seen:-nothing}; Nova reports $hint$([[ -b $hint ]] && echo ', a disk whose identity cannot be confirmed' || echo ', absent')): nothing was formatted"
+    fi
+    (( ${#found[@]} == 1 )) || die "volume $id: several disks carry its id (${found[*]}): nothing was formatted"
+    dev=${found[0]}
+    bytes=$(blockdev --getsize64 "$dev") || die "volume $id: cannot read the size of $dev"
+    (( bytes == gib * 1073741824 )) ||
+        die "volume $id: $dev has $bytes bytes, but Cinder's volume has $gib GiB ($((gib * 1073741824)) bytes): not this volume; nothing was formatted"
+    [[ $dev == "$hint" ]] || log "volume $id is $dev (Nova reports $hint)"
+    VOLUME_DEV=$dev
+}
+
 setup_volumes() {
-    local dev mnt uuid
+    local id gib hint dev mnt uuid
     [[ -f /etc/fstab ]] || : >/etc/fstab
-    while read -r dev mnt; do
-        step "volume $dev"
-        [[ -b $dev ]] || die "$dev (the volume's device as Heat reports it) is not a block device on this VM"
+    while read -r id gib hint mnt; do
+        step "volume $id"
+        find_volume "$BY_ID" "$id" "$gib" "$hint"
+        dev=$VOLUME_DEV
         probe_filesystem "$dev"
         if [[ -z $FS_TYPE ]]; then
             log "$dev has no filesystem: making ext4"

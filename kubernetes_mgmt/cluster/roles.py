@@ -48,16 +48,20 @@ def prepare(plan: ClusterPlan, node: Node) -> Config:
 
 
 def storage_server(plan: ClusterPlan) -> Config:
-    """The NFS server: volumes to mount ("DEVICE MOUNT;...") and
-    directories to export ("DIR CLIENT;...")."""
+    """The NFS server: volumes to mount ("ID GIB DEVICE MOUNT;...": the
+    script finds each by its Cinder id and size, DEVICE is only Nova's
+    word for it) and directories to export ("DIR CLIENT;...")."""
     node, params = plan.storage, plan.params.storage_server
     assert node is not None and params is not None
     proxy = plan.params.proxy
-    devices = node.host.volumes
+    volumes = node.host.volumes
     return {
         **_base(node),
-        'VOLUMES': ';'.join(f'{devices[v.volume_resource_id]} {v.mount_to}'
-                            for v in params.volumes),
+        'VOLUMES': ';'.join(
+            f'{volumes[v.volume_resource_id].id} '
+            f'{volumes[v.volume_resource_id].size_gib} '
+            f'{volumes[v.volume_resource_id].device} {v.mount_to}'
+            for v in params.volumes),
         'EXPORTS': ';'.join(f'{e.export_dir} {e.export_to}'
                             for e in params.exports),
         'HTTP_PROXY': proxy.http_proxy if proxy else None,

@@ -42,7 +42,8 @@ REMOTE_SCRIPT = '/var/lib/kubernetes-mgmt/install_k8s_cluster.sh'
 # "readonly CONTRACT_VERSION=N". Raised whenever either side changes
 # incompatibly (2: sandbox image and CNI checksum keys, SANDBOX_IMAGE
 # output of prepare; 3: status and reset roles, completion records,
-# refresh-join applies the CNI).
+# refresh-join applies the CNI, storage volumes named by Cinder id and
+# size).
 CONTRACT_VERSION = 3
 _DECLARATION = re.compile(r'^readonly CONTRACT_VERSION=(\S*)', re.MULTILINE)
 

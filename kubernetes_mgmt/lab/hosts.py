@@ -134,6 +134,8 @@ def create(state: LabState, host: LabHost, sshd_delay: float = 0.0,
     net.create_host_net(host.netns, veth, state.bridge, host.ip, plan)
     ns = host_namespaces(state, host)
     namespaces.create(ns, host.root, host.name, layout.ns_dir)
+    if host.volume_devices:
+        volumes.expose(ns.mnt, host)
     init = boot(state, host, sshd_delay)
     if wait and sshd_delay <= 0:
         wait_sshd(host, init)

@@ -521,6 +521,37 @@ class Lab:
         except FileNotFoundError:
             return 0
 
+    def move_volume(self, name: str, volume: str, guest_path: str) -> None:
+        """Show host ``name``'s ``volume`` at ``guest_path`` inside it
+        (with its by-id link), while Heat goes on reporting the device
+        it reported so far, as after a reboot that renamed the disks."""
+        with lab_state.locked(self.state_file) as st:
+            host = self._host(st, name)
+            old = host.guest_devices.get(volume, volumes.GUEST_DEVICE)
+            host.reported_devices.setdefault(volume, old)
+            host.guest_devices[volume] = guest_path
+        state = self.state
+        host = self._host(state, name)
+        mnt = hosts.host_namespaces(state, host).mnt
+        volumes.unplace(mnt, old)
+        volumes.place(mnt, host.volume_devices[volume], guest_path,
+                      [volumes.by_id_name(host.volume_ids[volume])])
+
+    def add_blank_disk(self, name: str, guest_path: str, size: int,
+                       serial_of: str | None = None) -> str:
+        """Attach a new, empty disk of ``size`` bytes to host ``name`` at
+        ``guest_path``; with ``serial_of`` (a volume name) it carries that
+        volume's id, its by-id link now leading to it. Returns the
+        machine's loop device."""
+        state = self.state
+        host = self._host(state, name)
+        device = volumes.blank_disk(host, size)
+        links = [volumes.by_id_name(host.volume_ids[serial_of])] \
+            if serial_of else []
+        volumes.place(hosts.host_namespaces(state, host).mnt, device,
+                      guest_path, links)
+        return device
+
     def host_public_keys(self, name: str) -> dict[str, str]:
         """The host's SSH host keys: key type -> base64 blob."""
         ssh_dir = self.host_path(name, '/etc/ssh')

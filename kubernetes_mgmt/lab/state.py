@@ -46,7 +46,13 @@ class LabHost:
     generation: int = 0         # bumped when the VM is replaced (heal)
     unhealthy: bool = False     # marked by Heat's mark-unhealthy
     volume_ids: dict[str, str] = field(default_factory=dict)
+    # Volume name -> the machine's loop device behind it; where the guest
+    # sees it (default /dev/vdb); the device Heat reports (default: the
+    # guest's); Cinder's size in GiB (default: the disk's, 1).
     volume_devices: dict[str, str] = field(default_factory=dict)
+    guest_devices: dict[str, str] = field(default_factory=dict)
+    reported_devices: dict[str, str] = field(default_factory=dict)
+    volume_gib: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

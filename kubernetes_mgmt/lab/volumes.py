@@ -2,6 +2,13 @@
 loop device, so a VM sees a real, empty block device that the machine's
 own mkfs.ext4, blkid and mount work on.
 
+A host with volumes gets a private /dev (a tmpfs holding the usual
+character devices), where its volume is a block device node named as in a
+VM (``/dev/vdb``) with the link udev makes for a virtio disk,
+``/dev/disk/by-id/virtio-<first 20 characters of the volume id>``. So
+the guest may name the volume differently from the device Heat reports,
+as Nova does not guarantee that name inside the guest.
+
 The VM mounts the device in its own mount namespace (invisible to the
 machine). Before that namespace goes, ``release`` unmounts the device
 inside it, so the loop device is not busy and detaches at once. Loop
@@ -16,6 +23,7 @@ import glob
 import os
 
 from kubernetes_mgmt.lab.errors import LabError
+from kubernetes_mgmt.lab.namespaces import decode_mount_path
 from kubernetes_mgmt.lab.state import LabHost
 from kubernetes_mgmt.lab.sysrun import run
 from kubernetes_mgmt.redact import get_logger
@@ -23,7 +31,10 @@ from kubernetes_mgmt.remote.retry import wait_until
 
 LOG = get_logger(__name__)
 
-SIZE = 64 * 1024 * 1024     # bytes; sparse, so it costs what is written
+GIB = 1 << 30
+SIZE_GIB = 1                # Cinder's unit; sparse, costs what is written
+GUEST_DEVICE = '/dev/vdb'   # where the guest sees its first volume
+BY_ID = '/dev/disk/by-id'
 DIR = 'volumes'             # under the host's directory, not inside the VM
 SYS_BLOCK = '/sys/block'
 DETACH_DEADLINE = 10.0
@@ -68,27 +79,122 @@ def attach(host: LabHost) -> dict[str, str]:
         for volume in sorted(host.volume_ids):
             path = backing_file(host, volume)
             os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            with open(path, 'xb') as f:     # never reuse an old volume
-                f.truncate(SIZE)
-            device = run(['losetup', '--find', '--show', path]
-                         ).stdout.strip()
-            if not device.startswith('/dev/'):
-                raise LabError(f'losetup gave no device for {path}: '
-                               f'{device!r}')
-            devices[volume] = device
+            devices[volume] = new_loop(path, SIZE_GIB * GIB)
     except BaseException:
         detach(list(devices.values()))
         raise
     return devices
 
 
+def new_loop(path: str, size: int) -> str:
+    """A new sparse file of ``size`` bytes at ``path`` (never an old
+    one), attached: its loop device."""
+    with open(path, 'xb') as f:
+        f.truncate(size)
+    device = run(['losetup', '--find', '--show', path]).stdout.strip()
+    if not device.startswith('/dev/'):
+        raise LabError(f'losetup gave no device for {path}: {device!r}')
+    return device
+
+
+def by_id_name(volume_id: str) -> str:
+    """udev's name for a virtio disk whose serial is the volume id (the
+    virtio serial holds 20 bytes)."""
+    return f'virtio-{volume_id[:20]}'
+
+
+# Runs inside the host's mount namespace: a tmpfs /dev with what programs
+# expect there, moved over the machine's /dev (once).
+_PRIVATE_DEV = r'''
+set -eu
+[ -e /dev/.lab-private ] && exit 0
+stage=/run/lab-dev
+mkdir -p "$stage"
+mount -t tmpfs -o mode=0755,nosuid lab-dev "$stage"
+for n in null zero full random urandom tty; do
+    set -- $(stat -c '%t %T' "/dev/$n")
+    mknod -m 0666 "$stage/$n" c "$((0x$1))" "$((0x$2))"
+done
+mknod -m 0666 "$stage/ptmx" c 5 2
+mkdir "$stage/pts" "$stage/shm"
+mount --bind /dev/pts "$stage/pts"
+mount -t tmpfs -o mode=1777,nosuid,nodev shm "$stage/shm"
+ln -s /proc/self/fd "$stage/fd"
+ln -s /proc/self/fd/0 "$stage/stdin"
+ln -s /proc/self/fd/1 "$stage/stdout"
+ln -s /proc/self/fd/2 "$stage/stderr"
+mkdir -p "$stage/disk/by-id"
+: > "$stage/.lab-private"
+mount --move "$stage" /dev
+'''
+
+# Block device node PATH (major MAJ, minor MIN) with by-id LINKs to it;
+# links of those names that pointed elsewhere are replaced.
+_PLACE = r'''
+set -eu
+path=$1 maj=$2 min=$3
+shift 3
+rm -f "$path"
+mknod -m 0660 "$path" b "$maj" "$min"
+for link; do ln -sfn "../..${path#/dev}" "/dev/disk/by-id/$link"; done
+'''
+
+
+def private_dev(mnt_ns: str) -> None:
+    run(['nsenter', f'--mount={mnt_ns}', '--', 'bash', '-c', _PRIVATE_DEV])
+
+
+def place(mnt_ns: str, device: str, guest_path: str,
+          links: list[str]) -> None:
+    """Show the machine's block ``device`` inside the host at
+    ``guest_path``, with ``links`` (names under /dev/disk/by-id)."""
+    if not (guest_path.startswith('/dev/') and '..' not in guest_path):
+        raise LabError(f'{guest_path!r} is not a path under /dev')
+    rdev = os.stat(device).st_rdev
+    run(['nsenter', f'--mount={mnt_ns}', '--', 'bash', '-c', _PLACE, 'bash',
+         guest_path, str(os.major(rdev)), str(os.minor(rdev)), *links])
+
+
+def unplace(mnt_ns: str, guest_path: str) -> None:
+    """Remove the node at ``guest_path`` (a disk that was moved)."""
+    run(['nsenter', f'--mount={mnt_ns}', '--', 'rm', '-f', guest_path])
+
+
+def blank_disk(host: LabHost, size: int) -> str:
+    """A new empty disk of ``size`` bytes for ``host`` (released with its
+    volumes): its loop device on the machine."""
+    directory = os.path.join(host.root, DIR)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    count = len(glob.glob(os.path.join(directory, 'blank-*.img')))
+    return new_loop(os.path.join(directory, f'blank-{count}.img'), size)
+
+
+def expose(mnt_ns: str, host: LabHost) -> None:
+    """The host's volumes inside it, as a VM sees virtio disks."""
+    private_dev(mnt_ns)
+    for volume, device in sorted(host.volume_devices.items()):
+        place(mnt_ns, device, host.guest_devices.get(volume, GUEST_DEVICE),
+              [by_id_name(host.volume_ids[volume])])
+
+
 def unmount_inside(mnt_ns: str, devices: list[str]) -> None:
     """Unmount ``devices`` wherever the namespace pinned at ``mnt_ns``
-    has them mounted (lazily: a mount still in use goes once unused)."""
+    has them mounted (lazily: a mount still in use goes once unused).
+    Found by device number: the host names them in its own /dev."""
+    numbers = set()
     for device in devices:
-        # Exit 32 "not mounted" is the usual case: nothing to do.
-        run(['nsenter', f'--mount={mnt_ns}', '--', 'umount',
-             '--all-targets', '--lazy', device], check=False)
+        try:
+            rdev = os.stat(device).st_rdev
+        except OSError:
+            continue
+        numbers.add(f'{os.major(rdev)}:{os.minor(rdev)}')
+    table = run(['nsenter', f'--mount={mnt_ns}', '--', 'cat',
+                 '/proc/self/mountinfo'], check=False).stdout
+    targets = [line.split()[4] for line in table.splitlines()
+               if len(line.split()) > 4 and line.split()[2] in numbers]
+    for target in sorted(targets, key=len, reverse=True):
+        run(['nsenter', f'--mount={mnt_ns}', '--', 'umount', '--lazy',
+             decode_mount_path(target)], check=False)
 
 
 def detach(devices: list[str]) -> None:

@@ -30,7 +30,9 @@ from kubernetes_mgmt.cluster.plan import ClusterPlan, Node
 from kubernetes_mgmt.cluster.roles import JoinSecrets
 from kubernetes_mgmt.cluster.script import InstallScript
 from kubernetes_mgmt.conf import CONF
-from kubernetes_mgmt.orchestration.parallel import for_each
+from kubernetes_mgmt.errors import ConnectError
+from kubernetes_mgmt.orchestration.helper_master import bystander_sessions
+from kubernetes_mgmt.orchestration.parallel import PhaseFailed, for_each
 from kubernetes_mgmt.orchestration.progress import Progress
 from kubernetes_mgmt.remote.ssh import Sessions, SshSession
 from kubernetes_mgmt.topology.model import Role
@@ -130,14 +132,38 @@ class ClusterSetup:
         return dataclasses.replace(secrets,
                                    ca_cert_hash=out['CA_CERT_HASH'])
 
-    def update_hosts(self, nodes: Sequence[Node]) -> None:
-        """Rewrite the /etc/hosts block of ``nodes`` to list every node
-        of the plan (unchanged files are not touched)."""
-        with self.progress.phase('update /etc/hosts',
-                                 f'{len(nodes)} node(s)'):
-            self._each(nodes, lambda node: self.script.run(
-                self.session(node), 'hosts', roles.hosts(self.plan, node)),
-                'update /etc/hosts')
+    def refresh_bystander_hosts(self, nodes: Sequence[Node]) -> list[Node]:
+        """Best effort: the /etc/hosts block of ``nodes``, which are not
+        part of the operation. Each is given the short bystander connect
+        deadline, all in parallel; one that cannot be reached or updated
+        is skipped with a warning naming it (the next operation that
+        refreshes /etc/hosts repairs it). Returns the skipped nodes."""
+        skipped: list[Node] = []
+        with self.progress.phase('update /etc/hosts (other nodes)',
+                                 f'{len(nodes)} node(s)'), \
+                bystander_sessions(self.sessions.keys) as quick:
+            def refresh(node: Node) -> None:
+                # The helper is connected already; the others may be down.
+                session = (self.session(node) if node is self.first
+                           else quick.get(node.endpoint))
+                self.script.run(session, 'hosts',
+                                roles.hosts(self.plan, node))
+
+            try:
+                self._each(nodes, refresh, 'update /etc/hosts')
+            except PhaseFailed as failed:
+                by_label = {n.label: n for n in nodes}
+                for label, error in failed.failures:
+                    node = by_label[label]
+                    skipped.append(node)
+                    LOG.warning(
+                        '%s %s: /etc/hosts of %s (%s) not refreshed, %s: '
+                        '%s; the next scale or heal refreshes it',
+                        self.progress.operation, self.progress.instance_id,
+                        node.name, node.ip,
+                        'unreachable' if isinstance(error, ConnectError)
+                        else 'failed', error)
+        return skipped
 
     def join_masters(self, masters: Sequence[Node],
                      secrets: JoinSecrets) -> None:
@@ -254,8 +280,7 @@ class ClusterSetup:
         return credentials.vrrp_password()
 
     def _keepalived_conf(self, node: Node) -> str:
-        """The file as it is: command output would come back with known
-        secrets (this very password, in a second run) masked."""
+        """The file as it is on the master, or '' if it has none."""
         session = self.session(node)
         present = session.run(['test', '-f', KEEPALIVED_CONF],
                               step='read keepalived', sudo=True,

@@ -19,6 +19,9 @@ from kubernetes_mgmt.cluster.plan import ClusterPlan, Node, build_plan
 from kubernetes_mgmt.cluster.record import ClusterRecord
 from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.instance_state import DriverState, NodeRecord
+from kubernetes_mgmt.orchestration.helper_master import (
+    reachable_ready_master,
+)
 from kubernetes_mgmt.orchestration.instantiate import host_keys
 from kubernetes_mgmt.orchestration.progress import Progress
 from kubernetes_mgmt.package import package_dir
@@ -109,11 +112,14 @@ class Day2:
         state.record = record
         return record
 
-    def helper(self, plan: ClusterPlan, avoid: Collection[str]) -> Node:
+    def helper(self, plan: ClusterPlan, avoid: Collection[str],
+               sessions: Sessions) -> Node:
         """The master that runs kubectl, etcdctl and refresh-join: the
         stored first master unless it is in ``avoid`` (node names being
-        rebuilt or removed), else the next master in Heat's order. The
-        choice is remembered, so later hooks use the same master."""
+        rebuilt or removed), else the next master in Heat's order; a
+        master that does not answer SSH or whose node is NotReady is
+        skipped with a warning. The choice is remembered, so later hooks
+        start from the same master."""
         candidates = [m for m in plan.masters if m.name not in avoid]
         if not candidates:
             raise MgmtDriverError(
@@ -122,7 +128,9 @@ class Day2:
                 'from')
         stored = [m for m in candidates
                   if m.host.server_id == self.state.first_master]
-        chosen = (stored or candidates)[0]
+        ordered = stored + [m for m in candidates if m not in stored]
+        chosen = reachable_ready_master(
+            f'{self.operation} {self.instance_id}', ordered, sessions.keys)
         if chosen.host.server_id != self.state.first_master:
             LOG.info('%s %s: %s now runs the cluster operations',
                      self.operation, self.instance_id, chosen.label)

@@ -131,12 +131,12 @@ def heal_start(context: Any, vnf_instance: Any,
     chosen = targets(vnf_instance, vnfc_ids, op.state)
     plan = op.read_plan()
     names = {t.name for t in chosen}
-    helper = op.helper(plan, names)
     masters = [t for t in chosen if t.role == MASTER]
     workers = [t for t in chosen if t.role not in (MASTER, STORAGE)]
     healing_storage = any(t.role == STORAGE for t in chosen)
     timeout = CONF.kubernetes_mgmt.drain_timeout
     with op.sessions() as sessions:
+        helper = op.helper(plan, names, sessions)
         setup = ClusterSetup(plan, sessions, op.progress, first=helper)
         kube = setup.session(helper)
         if healing_storage:     # before anything changes
@@ -212,11 +212,11 @@ def heal_end(context: Any, vnf_instance: Any, vnfc_ids: Sequence[str],
         raise ValidationError([Problem(
             'vnfcInstanceId', 'every master is being healed: no master is '
             'left to join them to; heal the whole VNF instead')])
-    helper = op.helper(plan, names)
     labels = node_labels(plan.topology, nodes, zones or {})
     moved = [n for vnfc_id, n in healed
              if op.state.healing.get(vnfc_id, {}).get('ip', n.ip) != n.ip]
     with op.sessions(replacing=new_vms) as sessions:
+        helper = op.helper(plan, names, sessions)
         setup = ClusterSetup(plan, sessions, op.progress, first=helper)
         if nodes:
             _rejoin(setup, helper, nodes, moved)
@@ -257,7 +257,8 @@ def _rejoin(setup: ClusterSetup, helper: Node, nodes: Sequence[Node],
                              plan.topology.cluster_ip,
                              deadline=VIP_TAKEOVER_DEADLINE)
     if moved:   # a new address: every node's /etc/hosts changes
-        setup.update_hosts([n for n in plan.nodes if n not in nodes])
+        setup.refresh_bystander_hosts(
+            [n for n in plan.nodes if n not in nodes])
 
 
 def _forget_old_selves(setup: ClusterSetup, helper: Node,

@@ -78,20 +78,23 @@ def scale_out(context: Any, vnf_instance: Any, request: Any,
     plan = op.read_plan(vnf)
     new = _members(plan, ids, lambda n: n.host.member_stack_id,
                    'stack id')
-    helper = op.helper(plan, ())
     labels = node_labels(plan.topology, new, zones or {})
     LOG.info('scale-out %s: joining %s', op.instance_id,
              ', '.join(n.label for n in new))
     # Known before any host is touched: a rollback finds them.
     op.remember(new)
     with op.sessions() as sessions:
+        helper = op.helper(plan, (), sessions)
         setup = ClusterSetup(plan, sessions, op.progress, first=helper)
         setup.prepare(new)
         secrets = setup.refresh_join()
         setup.join_workers(new, secrets)
         setup.wait_ready(new)
         setup.label_nodes(labels)
-        setup.update_hosts([n for n in plan.nodes if n not in new])
+        # The new nodes got the full list in prepare; the others are
+        # bystanders: one that is down must not undo the scale-out.
+        setup.refresh_bystander_hosts(
+            [n for n in plan.nodes if n not in new])
     return op.finish()
 
 
@@ -135,10 +138,10 @@ def scale_in(context: Any, vnf_instance: Any, request: Any,
     # A rollback may name members Heat no longer lists; their nodes can
     # still be registered.
     names_only = [member_node_name(Role.WORKER, n) for n in gone]
-    helper = op.helper(plan, ())
     staying = dataclasses.replace(
         plan, workers=tuple(w for w in plan.workers if w not in leaving))
     with op.sessions() as sessions:
+        helper = op.helper(plan, (), sessions)
         setup = ClusterSetup(staying, sessions, op.progress, first=helper)
         doomed = [n.name for n in leaving] + names_only
         with op.progress.phase('remove nodes', ', '.join(doomed)):
@@ -153,7 +156,7 @@ def scale_in(context: Any, vnf_instance: Any, request: Any,
         for server_id, record in list(op.state.node_records().items()):
             if record.name in names_only:
                 op.state.forget_node(server_id)
-        setup.update_hosts(staying.nodes)
+        setup.refresh_bystander_hosts(staying.nodes)
     return op.finish()
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import ipaddress
+import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -29,11 +30,19 @@ from kubernetes_mgmt.params.model import (
 )
 from kubernetes_mgmt.topology import heat_listing
 from kubernetes_mgmt.topology.heat_listing import Listing, Row
-from kubernetes_mgmt.topology.model import Host, Role, ServerGroup, Topology
+from kubernetes_mgmt.topology.model import (
+    Host,
+    Role,
+    ServerGroup,
+    Topology,
+    Volume,
+)
 
 LOG = redact.get_logger(__name__)
 NESTED_DEPTH = 2        # top stack -> group stack -> member stack
 MAX_PARALLEL_GETS = 8
+# Cinder ids are UUIDs; the install script accepts no other characters.
+_VOLUME_ID = re.compile(r'[A-Za-z0-9][A-Za-z0-9-]{7,63}')
 T = TypeVar('T')
 
 
@@ -299,17 +308,18 @@ def _read_storage(reader: _Reader, listing: Listing,
     nic = reader.port_of(listing.top, params.ssh_cp_name)
     vm = _Vm(Role.STORAGE, listing.top, params.ssh_cp_name, nic, None)
     host = reader.host(vm)
-    volumes = {v.volume_resource_id: _volume_device(
+    volumes = {v.volume_resource_id: _volume(
         reader, listing, v.volume_resource_id, host.server_id)
         for v in params.volumes}
     return dataclasses.replace(host, volumes=volumes)
 
 
-def _volume_device(reader: _Reader, listing: Listing, name: str,
-                   server_id: str) -> str:
-    """The device of volume ``name`` on the storage server: its first
-    attachment (a volume is attached to one server)."""
-    listing.require(listing.top, name, 'volume')
+def _volume(reader: _Reader, listing: Listing, name: str,
+            server_id: str) -> Volume:
+    """Volume ``name`` of the storage server: its Cinder id and size, and
+    the device of its first attachment (a volume is attached to one
+    server)."""
+    row = listing.require(listing.top, name, 'volume')
     attrs = reader.attributes(listing.top, name)
     attachments = _attachments(attrs)
     if not attachments or not attachments[0].get('device'):
@@ -321,7 +331,21 @@ def _volume_device(reader: _Reader, listing: Listing, name: str,
             f'stack {listing.stack_id}: volume {name!r} is attached to '
             f'server {first["server_id"]}, not to the storage server '
             f'{server_id}')
-    return first['device']
+    volume_id = str(row.physical_id or attrs.get('id') or '')
+    size = attrs.get('size')
+    if not _VOLUME_ID.fullmatch(volume_id):
+        raise TopologyError(
+            f'stack {listing.stack_id}: volume {name!r} has no usable '
+            f'Cinder id ({volume_id[:60]!r}): it cannot be identified '
+            'inside the storage server')
+    if isinstance(size, str) and size.isdigit():
+        size = int(size)
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise TopologyError(
+            f'stack {listing.stack_id}: volume {name!r} ({volume_id}) has '
+            f'no size in GiB (Heat says {size!r}): its disk cannot be '
+            'checked before it is formatted')
+    return Volume(id=volume_id, size_gib=size, device=first['device'])
 
 
 def _nfs_servers(reader: _Reader, listing: Listing,

@@ -12,6 +12,17 @@ class Role(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class Volume:
+    """A Cinder volume attached to a host. ``device`` is where Nova says
+    it is attached, which the guest need not agree with: the volume is
+    found in the guest by ``id`` (the disk's serial) and ``size_gib``."""
+
+    id: str
+    size_gib: int
+    device: str
+
+
+@dataclass(frozen=True)
 class Host:
     """One VM of the VNF."""
 
@@ -26,7 +37,7 @@ class Host:
     compute_host: str | None = None     # OS-EXT-SRV-ATTR:host
     zone: str | None = None             # OS-EXT-AZ:availability_zone
     server_groups: tuple[str, ...] = ()
-    volumes: dict[str, str] = field(default_factory=dict)  # res id -> dev
+    volumes: dict[str, Volume] = field(default_factory=dict)  # by res id
 
     @property
     def label(self) -> str:

@@ -6,6 +6,7 @@ are the real daemons running inside the lab VMs.
 """
 import pytest
 
+from kubernetes_mgmt.lab import volumes
 from kubernetes_mgmt.lab.emulated import ClusterView
 from kubernetes_mgmt.remote.hostkeys import HostKeyStore
 from kubernetes_mgmt.remote.retry import poll
@@ -132,10 +133,11 @@ NFS_OPTIONS = 'rw,sync,no_subtree_check,no_root_squash'
 
 def test_nfs_server_on_the_storage_volume_over_ssh(small_lab, sessions):
     # What the driver does on a storage VM: real mkfs and mount on the
-    # Heat-reported device, the emulated NFS server packages and exportfs.
+    # volume's device inside the VM, the emulated NFS server packages and
+    # exportfs.
     storage = small_lab.add_host('storage')
     try:
-        device = storage.volume_devices['storage_server_volume']
+        device = volumes.GUEST_DEVICE
         s = sessions(storage)
         s.run(['test', '-b', device], step='device', sudo=True)
         probe = s.run(['blkid', '-p', '-o', 'export', device],

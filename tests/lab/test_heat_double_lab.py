@@ -94,9 +94,14 @@ def test_storage_volume_shows_its_device_and_heal_gives_a_new_one(lab):
         volume = heat.resources.get(stack_id, volume_name)
         attachment = volume.attributes['attachments'][0]
         assert volume.physical_resource_id == storage.volume_ids[volume_name]
-        assert attachment['device'] == storage.volume_devices[volume_name]
-        assert attachment['device'].startswith('/dev/loop')
+        # Where the guest has it, with the link udev makes for virtio.
+        assert attachment['device'] == volumes.GUEST_DEVICE
+        assert volume.attributes['size'] == volumes.SIZE_GIB
         assert attachment['server_id'] == storage.server_id
+        link = lab.run_in_host(storage.name, [
+            'readlink', '-f', f'{volumes.BY_ID}/'
+            f'{volumes.by_id_name(storage.volume_ids[volume_name])}'])
+        assert link.stdout.strip() == volumes.GUEST_DEVICE
         blank = lab.run_in_host(storage.name, [
             'sh', '-ec', f'mkfs.ext4 -q {attachment["device"]}'])
         assert blank.returncode == 0, blank.stderr
@@ -111,7 +116,11 @@ def test_storage_volume_shows_its_device_and_heal_gives_a_new_one(lab):
         device = volume.attributes['attachments'][0]['device']
         assert volume.physical_resource_id == healed.volume_ids[volume_name]
         assert healed.volume_ids != storage.volume_ids
-        assert device == healed.volume_devices[volume_name]
+        assert device == volumes.GUEST_DEVICE
+        link = lab.run_in_host(storage.name, [
+            'readlink', '-f', f'{volumes.BY_ID}/'
+            f'{volumes.by_id_name(healed.volume_ids[volume_name])}'])
+        assert link.stdout.strip() == device
         probe = lab.run_in_host(storage.name,
                                 ['blkid', '-p', '-o', 'export', device])
         assert probe.returncode == 2        # new and empty

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.lab
 SESSION_MASTERS = 2     # the shape of the session lab (conftest.py)
 SESSION_WORKERS = 3
 VOLUME = 'storage_server_volume'
+GUEST = volumes.GUEST_DEVICE    # the volume inside the VM
 # A mount point in a directory private to the VM: no trace on the machine.
 MOUNT = '/var/lib/klab-test-volume'
 
@@ -302,10 +303,11 @@ def test_storage_volume_is_a_real_device_each_vm_its_own(lab):
     host = lab.add_host('storage')
     backing = volumes.backing_file(host, VOLUME)
     try:
-        device = host.volume_devices[VOLUME]
-        assert device.startswith('/dev/loop')
-        assert lab.host(host.name).volume_devices == {VOLUME: device}
-        assert volumes.attached()[device] == backing
+        loop = host.volume_devices[VOLUME]
+        assert loop.startswith('/dev/loop')
+        assert lab.host(host.name).volume_devices == {VOLUME: loop}
+        assert volumes.attached()[loop] == backing
+        device = GUEST                      # the VM's name for it
         assert _probe(lab, host.name, device).returncode == 2   # empty
 
         uuid = _format_and_mount(lab, host.name, device)
@@ -314,14 +316,16 @@ def test_storage_volume_is_a_real_device_each_vm_its_own(lab):
             == 1
         # The mount is the VM's alone.
         assert f' {device} ' not in _machine_mounts()
+        assert f' {loop} ' not in _machine_mounts()
         assert MOUNT not in _machine_mounts()
 
         # Heal: a new server with a new, empty volume.
         old_id = host.volume_ids[VOLUME]
         new = lab.replace_host(host.name)
-        new_device = new.volume_devices[VOLUME]
+        new_device = GUEST
         assert new.volume_ids[VOLUME] != old_id
-        assert volumes.attached_under(host.root) == {new_device: backing}
+        assert volumes.attached_under(host.root) == {
+            new.volume_devices[VOLUME]: backing}
         assert _probe(lab, host.name, new_device).returncode == 2
         gone = lab.run_in_host(host.name, ['findmnt', MOUNT])
         assert gone.returncode == 1
@@ -338,7 +342,7 @@ def test_lab_down_frees_a_mounted_volume(lab_args):
     lab = Lab.up(masters=1, workers=0, storage=True, heat=False, **lab_args)
     try:
         device = lab.host('storage-0').volume_devices[VOLUME]
-        _format_and_mount(lab, 'storage-0', device)
+        _format_and_mount(lab, 'storage-0', GUEST)
         namespaces = _lab_namespaces(lab.root, lab_args['name'])
         assert volumes.attached_under(lab.root) != {}
     except BaseException:
@@ -509,8 +513,7 @@ def test_recreate_stack_replaces_every_host(lab_args):
     lab = Lab.up(masters=1, workers=1, storage=True, heat=False, **args)
     try:
         before = lab.state
-        device = before.host('storage-0').volume_devices[VOLUME]
-        _format_and_mount(lab, 'storage-0', device)
+        _format_and_mount(lab, 'storage-0', GUEST)
         after = lab.recreate_stack()
         assert after.stack_id != before.stack_id
         for old, new in zip(before.hosts, after.hosts, strict=True):
@@ -525,7 +528,7 @@ def test_recreate_stack_replaces_every_host(lab_args):
         # The storage server's new volume: attached, empty.
         device = after.host('storage-0').volume_devices[VOLUME]
         assert list(volumes.attached_under(lab.root)) == [device]
-        assert _probe(lab, 'storage-0', device).returncode == 2
+        assert _probe(lab, 'storage-0', GUEST).returncode == 2
         namespaces = _lab_namespaces(args['root'], args['name'])
     finally:
         lab.down()

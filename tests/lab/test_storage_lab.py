@@ -56,8 +56,21 @@ def on_storage(lab, *argv: str) -> str:
     return result.stdout
 
 
+VOLUME = 'storage_server_volume'
+GIB = 1 << 30
+
+
 def device(lab) -> str:
-    return storage_host(lab).volume_devices['storage_server_volume']
+    """The volume's device as the storage server (the guest) names it."""
+    return storage_host(lab).guest_devices.get(VOLUME, '/dev/vdb')
+
+
+def filesystem(lab, dev: str) -> str:
+    """blkid's TYPE of ``dev`` inside the storage server ('' for none)."""
+    result = lab.run_in_host(storage_host(lab).name, [
+        'blkid', '-p', '-o', 'value', '-s', 'TYPE', dev])
+    assert result.returncode in (0, 2), result.stderr   # 2: nothing found
+    return result.stdout.strip()
 
 
 def storage_files(lab) -> dict[str, str]:
@@ -160,6 +173,58 @@ def test_second_instantiate_end_changes_nothing(lab):
                       device(lab)) == uuid
     assert storage_files(lab) == files
     assert {n: pv['metadata']['uid'] for n, pv in pvs(lab).items()} == uids
+
+
+# -- the volume's identity ----------------------------------------------------
+
+def test_volume_at_another_device_than_nova_reports_is_found_by_id(lab):
+    lab, instance = lab
+    host = storage_host(lab)
+    reported = device(lab)
+    uuid = on_storage(lab, 'blkid', '-p', '-o', 'value', '-s', 'UUID',
+                      reported)
+    # The guest now names the volume /dev/vdc, and a blank disk of the
+    # same size is where Nova says the volume is.
+    lab.move_volume(host.name, VOLUME, '/dev/vdc')
+    lab.add_blank_disk(host.name, reported, GIB)
+    heat = driving.heat_client(lab).resources.get(
+        lab.state.stack_id, VOLUME).attributes
+    assert heat['attachments'][0]['device'] == reported
+    request, _ = driving.new_instance(lab)
+    driving.instantiate_end(request, instance, lab)
+    assert on_storage(lab, 'cat', MARKER) == 'keep\n'    # data kept
+    assert filesystem(lab, reported) == ''              # blank stays blank
+    assert on_storage(lab, 'blkid', '-p', '-o', 'value', '-s', 'UUID',
+                      '/dev/vdc') == uuid
+    assert on_storage(lab, 'mountpoint', '-d', driving.STORAGE_MOUNT) == \
+        on_storage(lab, 'mountpoint', '-x', '/dev/vdc')
+
+
+def test_a_disk_with_the_volumes_id_but_another_size_is_never_formatted(
+        lab):
+    lab, instance = lab
+    host = storage_host(lab)
+    files = storage_files(lab)
+    volume_id = host.volume_ids[VOLUME]
+    # A blank 2 GiB disk claims the volume's serial; Cinder says 1 GiB.
+    lab.add_blank_disk(host.name, '/dev/vdd', 2 * GIB, serial_of=VOLUME)
+    request, _ = driving.new_instance(lab)
+    try:
+        with pytest.raises(MgmtDriverError) as info:
+            driving.instantiate_end(request, instance, lab)
+        message = str(info.value)
+        assert host.ip in message and volume_id in message
+        assert f'/dev/vdd has {2 * GIB} bytes, but Cinder\'s volume has ' \
+            f'1 GiB ({GIB} bytes)' in message
+        assert 'nothing was formatted' in message
+        assert filesystem(lab, '/dev/vdd') == ''        # never formatted
+        assert on_storage(lab, 'cat', MARKER) == 'keep\n'
+        assert storage_files(lab) == files
+    finally:
+        lab.move_volume(host.name, VOLUME, '/dev/vdc')  # its link back
+    request, _ = driving.new_instance(lab)
+    driving.instantiate_end(request, instance, lab)
+    assert on_storage(lab, 'cat', MARKER) == 'keep\n'
 
 
 # -- bad manifests ------------------------------------------------------------

@@ -13,6 +13,7 @@ from heatclient import exc
 from kubernetes_mgmt.lab import state as lab_state
 from kubernetes_mgmt.lab.heat import update
 from kubernetes_mgmt.lab.heat.fake import (
+    FAKE_VOLUME_ID,
     STACK_ID,
     STACK_NAME,
     VIP,
@@ -169,10 +170,32 @@ def test_storage_server_and_volume_in_top_stack(state_path):
         volume = heat.resources.get(STACK_ID, 'storage_server_volume')
     assert top['storage_server'].resource_type == 'OS::Nova::Server'
     assert top['storage_server_CP'].resource_type == 'OS::Neutron::Port'
-    assert top['storage_server_volume'].physical_resource_id == 'volume-0'
+    assert top['storage_server_volume'].physical_resource_id == \
+        FAKE_VOLUME_ID
+    assert volume.attributes['size'] == 1       # GiB, as Cinder says
     attachment = volume.attributes['attachments'][0]
     assert attachment == {**attachment, 'device': '/dev/vdb',
                           'server_id': 'server-storage-0-g0'}
+
+
+def test_volume_device_and_size_as_set_for_nova_and_cinder(state_path):
+    state = make_state(state_path, storage=True)
+    state.hosts[-1].guest_devices = {'storage_server_volume': '/dev/vdc'}
+    state.hosts[-1].volume_gib = {'storage_server_volume': 5}
+    lab_state.save(state, state_path)
+    with running(state_path) as server:
+        volume = client(server).resources.get(STACK_ID,
+                                              'storage_server_volume')
+    assert volume.attributes['size'] == 5
+    # Nova reports where the guest has it unless told otherwise ...
+    assert volume.attributes['attachments'][0]['device'] == '/dev/vdc'
+    state.hosts[-1].reported_devices = {'storage_server_volume': '/dev/vdb'}
+    lab_state.save(state, state_path)
+    with running(state_path) as server:
+        volume = client(server).resources.get(STACK_ID,
+                                              'storage_server_volume')
+    # ... and may name another device than the guest does.
+    assert volume.attributes['attachments'][0]['device'] == '/dev/vdb'
 
 
 def test_floating_ips(state_path):

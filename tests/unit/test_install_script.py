@@ -28,6 +28,8 @@ SCRIPT = Path(__file__).resolve().parents[2] / 'scripts' / \
     'install_k8s_cluster.sh'
 TOKEN = 'abcdef.0123456789abcdef'
 CERT_KEY = '0123456789abcdef' * 4
+VOL1 = '5f0c7e3a-1b2d-4c6e-9a8b-0d1e2f3a4b5c'   # Cinder volume ids
+VOL2 = '6a1d8f4b-2c3e-4d7f-8b9c-1e2f3a4b5c6d'
 
 
 def bash(snippet: str, stdin: str = '') -> subprocess.CompletedProcess:
@@ -114,7 +116,8 @@ VALID = {
                      'CNI_SHA256': 'ab' * 32},
     'status': {}, 'reset': {},
     'hosts': {'HOSTS': '10.0.0.1=master-0,10.0.0.5=worker-0'},
-    'storage': {'VOLUMES': '/dev/vdb /volume;/dev/vdc /data',
+    'storage': {'VOLUMES': f'{VOL1} 1 /dev/vdb /volume;'
+                           f'{VOL2} 20 /dev/vdc /data',
                 'EXPORTS': '/volume/nfs/pv1 10.0.0.0/24;/data/x 10.0.0.7;'
                            '/data/x fd00::/64'},
 }
@@ -165,11 +168,27 @@ def config_of(role: str, changes: dict, extra: tuple = ()) -> str:
     ('hosts', {'K8S_VERSION': '1.37'}, (),
      'K8S_VERSION is not used by role hosts'),
     ('prepare', {'NFS_CLIENT': 'yes'}, (), 'invalid NFS_CLIENT'),
-    ('storage', {'VOLUMES': '/dev/vdb /volume;/dev/../etc /x'}, (),
-     'invalid VOLUMES: expected "/dev/DEVICE /MOUNT/POINT;..."'),
-    ('storage', {'VOLUMES': '/dev/vdb /vol/../etc'}, (), 'invalid VOLUMES'),
-    ('storage', {'VOLUMES': '/dev/vdb volume'}, (), 'invalid VOLUMES'),
-    ('storage', {'VOLUMES': '/dev/vdb /volume;'}, (), 'invalid VOLUMES'),
+    ('storage',
+     {'VOLUMES': f'{VOL1} 1 /dev/vdb /volume;{VOL2} 1 /dev/../etc /x'}, (),
+     'invalid VOLUMES: expected "VOLUME-ID GIB /dev/DEVICE '
+     '/MOUNT/POINT;..."'),
+    ('storage', {'VOLUMES': f'{VOL1} 1 /dev/vdb /vol/../etc'}, (),
+     'invalid VOLUMES'),
+    ('storage', {'VOLUMES': f'{VOL1} 1 /dev/vdb volume'}, (),
+     'invalid VOLUMES'),
+    ('storage', {'VOLUMES': f'{VOL1} 1 /dev/vdb /volume;'}, (),
+     'invalid VOLUMES'),
+    ('storage', {'VOLUMES': '/dev/vdb /volume'}, (), 'invalid VOLUMES'),
+    ('storage', {'VOLUMES': f'{VOL1} 0 /dev/vdb /volume'}, (),
+     'invalid VOLUMES'),
+    ('storage', {'VOLUMES': f'{VOL1} 1G /dev/vdb /volume'}, (),
+     'invalid VOLUMES'),
+    ('storage', {'VOLUMES': '$(reboot)x 1 /dev/vdb /volume'}, (),
+     'invalid VOLUMES'),
+    ('storage', {'VOLUMES': f'{VOL1} 1 /dev/vdb /volume extra'}, (),
+     'invalid VOLUMES'),
+    ('storage', {'VOLUMES': f'{VOL1}  1 /dev/vdb /volume'}, (),
+     'invalid VOLUMES'),
     ('storage', {'EXPORTS': '/volume 10.0.0.0/24 extra'}, (),
      'invalid EXPORTS'),
     ('storage', {'EXPORTS': '/volume *(rw,insecure)'}, (), 'invalid EXPORTS'),
@@ -661,3 +680,90 @@ def test_secret_values_are_expanded_only_by_shell_builtins():
         then = line.partition('; then')[2]
         assert 'BOOTSTRAP_TOKEN]' not in then or 'SECRETS+=' in then, line
         assert 'CERTIFICATE_KEY]' not in then, line
+
+
+# -- finding a volume by its Cinder id --------------------------------------
+
+@pytest.fixture
+def loops(tmp_path):
+    """Attach sparse files as loop devices: attach(size) -> device."""
+    if os.geteuid() != 0 or shutil.which('losetup') is None:
+        pytest.skip('needs root and loop devices')
+    attached = []
+
+    def attach(size: int) -> str:
+        image = tmp_path / f'disk{len(attached)}.img'
+        image.write_bytes(b'')
+        os.truncate(image, size)
+        dev = subprocess.run(['losetup', '--find', '--show', str(image)],
+                             capture_output=True, text=True,
+                             check=True).stdout.strip()
+        attached.append(dev)
+        return dev
+
+    yield attach
+    for dev in attached:
+        subprocess.run(['losetup', '-d', dev], check=False)
+
+
+def find_volume(by_id: Path, gib: int = 1, hint: str = '/dev/vdb'):
+    return bash(f'find_volume {by_id} {VOL1} {gib} {hint}; '
+                'echo "dev=$VOLUME_DEV"')
+
+
+@pytest.mark.parametrize('link', [
+    f'virtio-{VOL1[:20]}',                      # virtio-blk: 20-byte serial
+    f'scsi-0QEMU_QEMU_HARDDISK_{VOL1}',         # virtio-scsi
+    f'nvme-QEMU_NVMe_Ctrl_{VOL1[:20]}',         # NVMe: 20-byte serial
+])
+def test_volume_is_found_by_its_id_not_by_novas_device(tmp_path, loops,
+                                                        link):
+    by_id = tmp_path / 'by-id'
+    by_id.mkdir()
+    volume, other = loops(1 << 30), loops(1 << 30)
+    (by_id / link).symlink_to(volume)
+    (by_id / f'virtio-{VOL2[:20]}').symlink_to(other)
+    proc = find_volume(by_id, hint=other)     # Nova names the other disk
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f'dev={volume}'
+    assert f'volume {VOL1} is {volume} (Nova reports {other})' in \
+        proc.stderr
+
+
+def test_a_volume_without_its_id_is_refused_naming_what_is_there(tmp_path,
+                                                                 loops):
+    by_id = tmp_path / 'by-id'
+    by_id.mkdir()
+    blank = loops(1 << 30)
+    (by_id / f'virtio-{VOL2[:20]}').symlink_to(blank)
+    proc = find_volume(by_id, hint=blank)
+    assert proc.returncode == 1
+    error = proc.stderr.strip().splitlines()[-1]
+    assert f'volume {VOL1}: no disk with this id under {by_id}' in error
+    assert f'virtio-{VOL2[:20]}' in error           # what was found
+    assert f'Nova reports {blank}, a disk whose identity cannot be ' \
+        'confirmed' in error
+    assert 'nothing was formatted' in error
+
+
+def test_a_disk_of_another_size_is_refused(tmp_path, loops):
+    by_id = tmp_path / 'by-id'
+    by_id.mkdir()
+    small = loops(64 << 20)
+    (by_id / f'virtio-{VOL1[:20]}').symlink_to(small)
+    proc = find_volume(by_id, gib=1)
+    assert proc.returncode == 1
+    assert f'volume {VOL1}: {small} has {64 << 20} bytes, but Cinder\'s ' \
+        f'volume has 1 GiB ({1 << 30} bytes)' in proc.stderr
+
+
+def test_two_disks_with_the_same_id_are_refused(tmp_path, loops):
+    by_id = tmp_path / 'by-id'
+    by_id.mkdir()
+    first, second = loops(1 << 30), loops(1 << 30)
+    (by_id / f'virtio-{VOL1[:20]}').symlink_to(first)
+    (by_id / f'scsi-0QEMU_QEMU_HARDDISK_{VOL1}').symlink_to(second)
+    proc = find_volume(by_id)
+    assert proc.returncode == 1
+    assert 'several disks carry its id' in proc.stderr
+    assert first in proc.stderr and second in proc.stderr

@@ -11,6 +11,7 @@ from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError, TopologyError
 from kubernetes_mgmt.lab import state as lab_state
 from kubernetes_mgmt.lab.heat.fake import (
+    FAKE_VOLUME_ID,
     STACK_ID,
     STACK_NAME,
     TENANT,
@@ -24,7 +25,7 @@ from kubernetes_mgmt.lab.heat.fake import (
 from kubernetes_mgmt.topology import heat as topology_heat
 from kubernetes_mgmt.topology.heat import read_members, read_topology
 from kubernetes_mgmt.topology.heat_client import heat_client_for
-from kubernetes_mgmt.topology.model import Role
+from kubernetes_mgmt.topology.model import Role, Volume
 
 
 @pytest.fixture
@@ -81,8 +82,30 @@ def test_storage_server_with_volume(state_path):
     assert storage.server_id == 'server-storage-0-g0'
     assert storage.server_name == 'storage_server'
     assert storage.member_name is None
-    assert storage.volumes == {'storage_server_volume': '/dev/vdb'}
+    assert storage.volumes == {'storage_server_volume': Volume(
+        id=FAKE_VOLUME_ID, size_gib=1, device='/dev/vdb')}
     assert topology.hosts[-1] is storage
+
+
+def test_volume_carries_cinder_id_size_and_novas_device(state_path):
+    state = make_state(state_path, storage=True)
+    storage = state.hosts[-1]
+    storage.volume_gib = {'storage_server_volume': 20}
+    storage.reported_devices = {'storage_server_volume': '/dev/vdc'}
+    lab_state.save(state, state_path)
+    topology, _ = _read(state_path, params(storage=True))
+    assert topology.storage.volumes['storage_server_volume'] == Volume(
+        id=FAKE_VOLUME_ID, size_gib=20, device='/dev/vdc')
+
+
+def test_volume_without_a_size_is_refused(state_path):
+    state = make_state(state_path, storage=True)
+    state.hosts[-1].volume_gib = {'storage_server_volume': 0}
+    lab_state.save(state, state_path)
+    with pytest.raises(TopologyError) as info:
+        _read(state_path, params(storage=True))
+    assert "volume 'storage_server_volume' (" + FAKE_VOLUME_ID + \
+        ') has no size in GiB' in str(info.value)
 
 
 def test_floating_ips_for_ssh_and_cluster(state_path):

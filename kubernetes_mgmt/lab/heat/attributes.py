@@ -108,13 +108,15 @@ def server_group(net: Network, group_id: str, name: str, policy: str,
 
 
 def volume(net: Network, volume_id: str, name: str, device: str,
-           server_id: str) -> dict:
+           server_id: str, size: int = 1) -> dict:
+    """Cinder's volume: ``size`` in GiB, ``device`` as Nova reports the
+    attachment."""
     attachment = {'id': volume_id, 'volume_id': volume_id,
                   'attachment_id': ids.uid('attachment', volume_id,
                                            server_id),
                   'server_id': server_id, 'device': device,
                   'host_name': None}
-    return {'id': volume_id, 'name': name, 'size': 1,
+    return {'id': volume_id, 'name': name, 'size': size,
             'status': 'in-use', 'bootable': 'false',
             'tenant_id': net.tenant_id,
             'attachments': [attachment],

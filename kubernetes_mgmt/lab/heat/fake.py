@@ -43,6 +43,8 @@ STORAGE = GroupLayout('storage', 'storage_server', ['storage_server_CP'],
 
 _ORDINAL = {'master': 10, 'worker': 20, 'storage': 30}
 
+FAKE_VOLUME_ID = '0c1f5a3e-7b2d-4e8f-9a6c-3d4e5f6a7b8c'
+
 
 def host(role: str, index: int, member: str | None = None,
          generation: int = 0) -> LabHost:
@@ -57,7 +59,7 @@ def host(role: str, index: int, member: str | None = None,
         member_stack_id=f'stack-{name}-g{generation}' if grouped else None,
         compute_host=f'compute-{index % 2}', zone=f'az-{index % 2}',
         generation=generation,
-        volume_ids={'storage_server_volume': 'volume-0'}
+        volume_ids={'storage_server_volume': FAKE_VOLUME_ID}
         if not grouped else {},
         volume_devices={'storage_server_volume': '/dev/vdb'}
         if not grouped else {})

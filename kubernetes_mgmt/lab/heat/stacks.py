@@ -201,9 +201,12 @@ class _Builder:
                     ordinal: int) -> str:
         volume_id = host.volume_ids.get(name) or ids.uid(
             'volume', host.name, name)
-        device = host.volume_devices.get(name, '/dev/vdb')
+        # What Nova reports; the guest may name the disk otherwise.
+        device = host.reported_devices.get(name) or \
+            host.guest_devices.get(name, '/dev/vdb')
         stack.add(VResource(name, VOLUME, volume_id, attributes.volume(
-            self.net, volume_id, name, device, host.server_id),
+            self.net, volume_id, name, device, host.server_id,
+            size=host.volume_gib.get(name, 1)),
             ordinal=ordinal, host=host.name))
         return volume_id
 
