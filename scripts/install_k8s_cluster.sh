@@ -231,10 +231,9 @@ render_certificate_key() { # [INDENT]
     fi
 }
 
-# refresh-join: the token for "kubeadm token create --config" and the key
-# for "kubeadm init phase upload-certs --config". The ClusterConfiguration
-# names the running version: kubeadm would look one up on the internet.
-render_join_secrets_config() { # TTL VERSION
+# The InitConfiguration document of init and refresh-join: this node,
+# the bootstrap token (valid for TTL) and the certificate key.
+render_init_configuration() { # TTL
     cat <<EOF
 # $EPHEMERAL
 apiVersion: kubeadm.k8s.io/v1beta4
@@ -249,6 +248,15 @@ localAPIEndpoint:
 nodeRegistration:
   name: ${CFG[NODE_NAME]}
   criSocket: $CRI_SOCKET
+EOF
+}
+
+# refresh-join: the token for "kubeadm token create --config" and the key
+# for "kubeadm init phase upload-certs --config". The ClusterConfiguration
+# names the running version: kubeadm would look one up on the internet.
+render_join_secrets_config() { # TTL VERSION
+    render_init_configuration "$1"
+    cat <<EOF
 ---
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: ClusterConfiguration
@@ -956,20 +964,8 @@ role_lb() {
 # --------------------------------------------------------------------- init
 render_init_config() {
     local version=$1 san items
+    render_init_configuration 24h0m0s
     cat <<EOF
-# $EPHEMERAL
-apiVersion: kubeadm.k8s.io/v1beta4
-kind: InitConfiguration
-EOF
-    render_bootstrap_tokens 24h0m0s
-    render_certificate_key
-    cat <<EOF
-localAPIEndpoint:
-  advertiseAddress: ${CFG[NODE_IP]}
-  bindPort: 6443
-nodeRegistration:
-  name: ${CFG[NODE_NAME]}
-  criSocket: $CRI_SOCKET
   kubeletExtraArgs:
     - name: node-ip
       value: ${CFG[NODE_IP]}
