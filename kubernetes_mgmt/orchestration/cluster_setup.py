@@ -31,7 +31,7 @@ from kubernetes_mgmt.cluster.roles import JoinSecrets
 from kubernetes_mgmt.cluster.script import InstallScript
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import ConnectError
-from kubernetes_mgmt.orchestration.helper_master import bystander_sessions
+from kubernetes_mgmt.orchestration.helper_master import bystander_session
 from kubernetes_mgmt.orchestration.parallel import PhaseFailed, for_each
 from kubernetes_mgmt.orchestration.progress import Progress
 from kubernetes_mgmt.remote.ssh import Sessions, SshSession
@@ -140,14 +140,10 @@ class ClusterSetup:
         refreshes /etc/hosts repairs it). Returns the skipped nodes."""
         skipped: list[Node] = []
         with self.progress.phase('update /etc/hosts (other nodes)',
-                                 f'{len(nodes)} node(s)'), \
-                bystander_sessions(self.sessions.keys) as quick:
+                                 f'{len(nodes)} node(s)'):
             def refresh(node: Node) -> None:
-                # The helper is connected already; the others may be down.
-                session = (self.session(node) if node is self.first
-                           else quick.get(node.endpoint))
-                self.script.run(session, 'hosts',
-                                roles.hosts(self.plan, node))
+                self.script.run(bystander_session(self.sessions, node),
+                                'hosts', roles.hosts(self.plan, node))
 
             try:
                 self._each(nodes, refresh, 'update /etc/hosts')

@@ -130,7 +130,7 @@ class Day2:
                   if m.host.server_id == self.state.first_master]
         ordered = stored + [m for m in candidates if m not in stored]
         chosen = reachable_ready_master(
-            f'{self.operation} {self.instance_id}', ordered, sessions.keys)
+            f'{self.operation} {self.instance_id}', ordered, sessions)
         if chosen.host.server_id != self.state.first_master:
             LOG.info('%s %s: %s now runs the cluster operations',
                      self.operation, self.instance_id, chosen.label)

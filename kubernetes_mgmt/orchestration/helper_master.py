@@ -1,9 +1,11 @@
 """Which master runs kubectl, etcdctl and refresh-join for an operation
-after instantiate, and sessions to nodes that are not part of it.
+after instantiate, and how long to wait for nodes outside it.
 
 Nodes outside an operation (bystanders) were running before, so they are
 given a short connect deadline (``bystander_connect_deadline``): a VM
 that is down must not hold the operation for ``ssh_connect_deadline``.
+They are reached through the operation's own sessions, so the master
+chosen here is connected once for the whole operation.
 """
 from __future__ import annotations
 
@@ -15,8 +17,7 @@ from kubernetes_mgmt.cluster.kubectl import kubectl
 from kubernetes_mgmt.cluster.plan import Node
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError
-from kubernetes_mgmt.remote.hostkeys import HostKeyStore
-from kubernetes_mgmt.remote.ssh import Sessions
+from kubernetes_mgmt.remote.ssh import Sessions, SshSession
 
 LOG = redact.get_logger(__name__)
 # A master whose API server does not answer is not waited for long: the
@@ -24,29 +25,28 @@ LOG = redact.get_logger(__name__)
 API_RETRY = 5.0
 
 
-def bystander_sessions(keys: HostKeyStore) -> Sessions:
-    """SSH sessions with the short deadline for nodes outside the
-    operation (host keys checked and learnt as in ``keys``)."""
-    return Sessions(keys, deadline=CONF.kubernetes_mgmt
-                    .bystander_connect_deadline)
+def bystander_session(sessions: Sessions, node: Node) -> SshSession:
+    """The operation's connection to ``node``, made with the short
+    bystander deadline if it is not connected yet."""
+    return sessions.get(node.endpoint, deadline=CONF.kubernetes_mgmt
+                        .bystander_connect_deadline)
 
 
 def reachable_ready_master(operation: str, candidates: Sequence[Node],
-                           keys: HostKeyStore) -> Node:
+                           sessions: Sessions) -> Node:
     """The first of ``candidates`` that answers SSH and whose own node is
     Ready as its API server reports it. A master that fails either is
     skipped with a warning; none left is an error naming every master
     tried and why."""
     tried: list[str] = []
-    with bystander_sessions(keys) as sessions:
-        for node in candidates:
-            reason = _unusable(sessions, node)
-            if reason is None:
-                return node
-            LOG.warning('%s: master %s (%s) cannot run the cluster '
-                        'operations: %s; trying the next master',
-                        operation, node.name, node.ip, reason)
-            tried.append(f'{node.name} ({node.ip}): {reason}')
+    for node in candidates:
+        reason = _unusable(sessions, node)
+        if reason is None:
+            return node
+        LOG.warning('%s: master %s (%s) cannot run the cluster '
+                    'operations: %s; trying the next master',
+                    operation, node.name, node.ip, reason)
+        tried.append(f'{node.name} ({node.ip}): {reason}')
     raise MgmtDriverError(
         f'{operation}: no master can run the cluster operations (kubectl, '
         'etcdctl, join credentials); tried: ' + '; '.join(tried))
@@ -55,7 +55,7 @@ def reachable_ready_master(operation: str, candidates: Sequence[Node],
 def _unusable(sessions: Sessions, node: Node) -> str | None:
     """Why ``node`` cannot be the helper master, or None."""
     try:
-        session = sessions.get(node.endpoint)
+        session = bystander_session(sessions, node)
         result = kubectl(session, ['get', 'node', node.name, '-o', 'json'],
                          step='check master Ready', check=False,
                          unreachable_retry=API_RETRY)

@@ -506,7 +506,10 @@ class Sessions:
         self._locks: dict[tuple[str, int], threading.Lock] = {}
         self._guard = threading.Lock()
 
-    def get(self, endpoint: Endpoint) -> SshSession:
+    def get(self, endpoint: Endpoint, *,
+            deadline: float | None = None) -> SshSession:
+        """The host's connection, made on first use; ``deadline`` (seconds
+        to connect) overrides the pool's for a host that may be down."""
         key = (endpoint.address, endpoint.port)
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
@@ -514,7 +517,7 @@ class Sessions:
             session = self._sessions.get(key)
             if session is None or not session.alive:
                 session = connect(endpoint, self.keys,
-                                  deadline=self._deadline)
+                                  deadline=deadline or self._deadline)
                 self._sessions[key] = session
             return session
 
