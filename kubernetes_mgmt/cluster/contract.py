@@ -384,6 +384,11 @@ def parse_tables(block: str) -> Tables:
             raise ValueError(f'line {n} of the contract tables is not a '
                              f'table: {line.strip()[:60]!r}')
     required, optional = arrays.get('REQUIRED', {}), arrays.get('OPTIONAL', {})
+    for role in required.keys() & optional.keys():
+        both = set(required[role].split()) & set(optional[role].split())
+        if both:
+            raise ValueError(f'role {role} lists {" ".join(sorted(both))} '
+                             'as required and as optional')
     roles = {role: {**{k: False for k in optional.get(role, '').split()},
                     **{k: True for k in required.get(role, '').split()}}
              for role in {*required, *optional}}
