@@ -10,8 +10,9 @@
 #           match a strict pattern, unknown keys and keys another role uses
 #           are errors; an empty value counts as not given.
 #
-# Keys (* = required). Every role: NODE_NAME*, NODE_IP*, DEADLINE (seconds
-# for every wait, default 600).
+# Keys (* = required; the definition is the "contract tables" below, rendered
+# from the plugin's kubernetes_mgmt/cluster/contract.py). Every role:
+# NODE_NAME*, NODE_IP*, DEADLINE (seconds for every wait, default 600).
 #   prepare      K8S_VERSION* (minor, e.g. 1.37), K8S_APT_REPO, K8S_APT_KEY_URL,
 #                HTTP_PROXY, HTTPS_PROXY, NO_PROXY, REGISTRY_MIRRORS
 #                (registry=url,...), HOSTS (ip=name,... of all nodes),
@@ -33,7 +34,8 @@
 #                CERTIFICATE_KEY*
 #   join-worker  CONTROL_PLANE_ENDPOINT*, BOOTSTRAP_TOKEN*, CA_CERT_HASH*
 #   refresh-join BOOTSTRAP_TOKEN*, CERTIFICATE_KEY, and CNI, CNI_MANIFEST,
-#                CNI_SHA256, POD_CIDR (then the CNI is applied, idempotently)
+#                CNI_SHA256, POD_CIDR (then the CNI is applied, idempotently),
+#                HTTP_PROXY, HTTPS_PROXY, NO_PROXY (to download the manifest)
 #   hosts        HOSTS* (ip=name,... of all nodes): only the /etc/hosts block
 #                (prepare keeps it too); after nodes were added or removed
 #   storage      the NFS server VM, not a node: VOLUMES* ("ID GIB DEVICE
