@@ -10,8 +10,9 @@
 #           match a strict pattern, unknown keys and keys another role uses
 #           are errors; an empty value counts as not given.
 #
-# Keys (* = required). Every role: NODE_NAME*, NODE_IP*, DEADLINE (seconds
-# for every wait, default 600).
+# Keys (* = required; the definition is the "contract tables" below, rendered
+# from the plugin's kubernetes_mgmt/cluster/contract.py). Every role:
+# NODE_NAME*, NODE_IP*, DEADLINE (seconds for every wait, default 600).
 #   prepare      K8S_VERSION* (minor, e.g. 1.37), K8S_APT_REPO, K8S_APT_KEY_URL,
 #                HTTP_PROXY, HTTPS_PROXY, NO_PROXY, REGISTRY_MIRRORS
 #                (registry=url,...), HOSTS (ip=name,... of all nodes),
@@ -33,7 +34,8 @@
 #                CERTIFICATE_KEY*
 #   join-worker  CONTROL_PLANE_ENDPOINT*, BOOTSTRAP_TOKEN*, CA_CERT_HASH*
 #   refresh-join BOOTSTRAP_TOKEN*, CERTIFICATE_KEY, and CNI, CNI_MANIFEST,
-#                CNI_SHA256, POD_CIDR (then the CNI is applied, idempotently)
+#                CNI_SHA256, POD_CIDR (then the CNI is applied, idempotently),
+#                HTTP_PROXY, HTTPS_PROXY, NO_PROXY (to download the manifest)
 #   hosts        HOSTS* (ip=name,... of all nodes): only the /etc/hosts block
 #                (prepare keeps it too); after nodes were added or removed
 #   storage      the NFS server VM, not a node: VOLUMES* ("ID GIB DEVICE
@@ -274,21 +276,46 @@ readonly URL_RE="^https?://[A-Za-z0-9.-]+(:$PORT_RE)?(/[A-Za-z0-9._~:/%+=-]*)?$"
 readonly USERINFO='[A-Za-z0-9._~%!*+=-]+(:[A-Za-z0-9._~%!*+=-]*)?@'
 readonly PROXY_RE="^https?://($USERINFO)?[A-Za-z0-9.-]+(:$PORT_RE)?/?$"
 
+# BEGIN contract tables: rendered from kubernetes_mgmt/cluster/contract.py by
+# tools/sync_script_contract.py; change them there, never here.
+readonly COMMON_REQUIRED='NODE_NAME NODE_IP'
+readonly COMMON_OPTIONAL='DEADLINE'
 declare -A KEY_TYPE=(
-    [NODE_NAME]=name [NODE_IP]=ip [DEADLINE]=seconds
-    [K8S_VERSION]=minor [K8S_APT_REPO]=url [K8S_APT_KEY_URL]=url
-    [HTTP_PROXY]=proxy [HTTPS_PROXY]=proxy [NO_PROXY]=noproxy
-    [REGISTRY_MIRRORS]=mirrors [HOSTS]=hosts
-    [LB_PORT]=lbport [LB_BACKENDS]=backends [VIP]=ip [VIP_PREFIX]=prefix
-    [VRRP_ROUTER_ID]=routerid [VRRP_PRIORITY]=priority
-    [VRRP_STATE]=vrrpstate [VRRP_PASSWORD]=vrrppass [VRRP_PEERS]=iplist
-    [CONTROL_PLANE_ENDPOINT]=endpoint [POD_CIDR]=cidr [SERVICE_CIDR]=cidr
-    [API_CERT_SANS]=sans [BOOTSTRAP_TOKEN]=token [CERTIFICATE_KEY]=certkey
-    [CA_CERT_HASH]=cahash [IMAGE_REPOSITORY]=imagerepo [CNI]=cni
-    [CNI_MANIFEST]=manifest [CNI_SHA256]=sha256 [NFS_CLIENT]=flag [VOLUMES]=volumes
+    [NODE_NAME]=name
+    [NODE_IP]=ip
+    [DEADLINE]=seconds
+    [K8S_VERSION]=minor
+    [K8S_APT_REPO]=url
+    [K8S_APT_KEY_URL]=url
+    [HTTP_PROXY]=proxy
+    [HTTPS_PROXY]=proxy
+    [NO_PROXY]=noproxy
+    [REGISTRY_MIRRORS]=mirrors
+    [HOSTS]=hosts
+    [LB_PORT]=lbport
+    [LB_BACKENDS]=backends
+    [VIP]=ip
+    [VIP_PREFIX]=prefix
+    [VRRP_ROUTER_ID]=routerid
+    [VRRP_PRIORITY]=priority
+    [VRRP_STATE]=vrrpstate
+    [VRRP_PASSWORD]=vrrppass
+    [VRRP_PEERS]=iplist
+    [CONTROL_PLANE_ENDPOINT]=endpoint
+    [POD_CIDR]=cidr
+    [SERVICE_CIDR]=cidr
+    [API_CERT_SANS]=sans
+    [BOOTSTRAP_TOKEN]=token
+    [CERTIFICATE_KEY]=certkey
+    [CA_CERT_HASH]=cahash
+    [IMAGE_REPOSITORY]=imagerepo
+    [CNI]=cni
+    [CNI_MANIFEST]=manifest
+    [CNI_SHA256]=sha256
+    [NFS_CLIENT]=flag
+    [VOLUMES]=volumes
     [EXPORTS]=exports
 )
-readonly PROXY_KEYS=(HTTP_PROXY HTTPS_PROXY NO_PROXY)
 declare -A REQUIRED=(
     [prepare]='K8S_VERSION'
     [lb]='LB_BACKENDS VIP VIP_PREFIX VRRP_ROUTER_ID VRRP_PRIORITY VRRP_STATE VRRP_PASSWORD VRRP_PEERS'
@@ -298,18 +325,34 @@ declare -A REQUIRED=(
     [refresh-join]='BOOTSTRAP_TOKEN'
     [hosts]='HOSTS'
     [storage]='VOLUMES EXPORTS'
-    [status]='' [reset]=''
+    [status]=''
+    [reset]=''
 )
 declare -A OPTIONAL=(
     [prepare]='K8S_APT_REPO K8S_APT_KEY_URL REGISTRY_MIRRORS HOSTS HTTP_PROXY HTTPS_PROXY NO_PROXY NFS_CLIENT IMAGE_REPOSITORY'
     [lb]='LB_PORT'
     [init]='CERTIFICATE_KEY IMAGE_REPOSITORY API_CERT_SANS HTTP_PROXY HTTPS_PROXY NO_PROXY'
-    [join-master]='' [join-worker]=''
+    [join-master]=''
+    [join-worker]=''
     [refresh-join]='CERTIFICATE_KEY CNI CNI_MANIFEST CNI_SHA256 POD_CIDR HTTP_PROXY HTTPS_PROXY NO_PROXY'
     [hosts]=''
     [storage]='HTTP_PROXY HTTPS_PROXY NO_PROXY'
-    [status]='' [reset]=''
+    [status]=''
+    [reset]=''
 )
+declare -A HINT=(
+    [name]='a lowercase DNS name ([a-z0-9.-])'
+    [lbport]='a port other than 6443'
+    [vrrppass]='1-8 characters of [A-Za-z0-9._~+=-]'
+    [token]='a bootstrap token [a-z0-9]{6}.[a-z0-9]{16}'
+    [certkey]='64 lowercase hex digits'
+    [cahash]='sha256:<64 hex digits>'
+    [sha256]='64 lowercase hex digits'
+    [volumes]='"VOLUME-ID GIB /dev/DEVICE /MOUNT/POINT;..."'
+    [exports]='"/DIR IP-OR-CIDR;..."'
+)
+# END contract tables
+readonly PROXY_KEYS=(HTTP_PROXY HTTPS_PROXY NO_PROXY)
 
 int_in() { [[ $1 =~ ^[0-9]{1,6}$ ]] && (( 10#$1 >= $2 && 10#$1 <= $3 )); }
 is_host() { [[ $1 =~ $IP_RE || $1 =~ $NAME_RE ]]; }
@@ -399,14 +442,6 @@ valid() {
     esac
 }
 
-declare -A HINT=(
-    [name]='a lowercase DNS name ([a-z0-9.-])' [lbport]='a port other than 6443'
-    [token]='a bootstrap token [a-z0-9]{6}.[a-z0-9]{16}' [certkey]='64 lowercase hex digits'
-    [cahash]='sha256:<64 hex digits>' [sha256]='64 lowercase hex digits'
-    [vrrppass]='1-8 characters of [A-Za-z0-9._~+=-]'
-    [volumes]='"VOLUME-ID GIB /dev/DEVICE /MOUNT/POINT;..."' [exports]='"/DIR IP-OR-CIDR;..."'
-)
-
 read_config() {
     local src=$1 line key n=0
     if [[ $src == - ]]; then
@@ -430,8 +465,8 @@ read_config() {
 
 validate_config() {
     local key value required
-    local allowed=" NODE_NAME NODE_IP DEADLINE ${REQUIRED[$ROLE]} ${OPTIONAL[$ROLE]} "
-    read -r -a required <<<"NODE_NAME NODE_IP ${REQUIRED[$ROLE]}"
+    local allowed=" $COMMON_REQUIRED $COMMON_OPTIONAL ${REQUIRED[$ROLE]} ${OPTIONAL[$ROLE]} "
+    read -r -a required <<<"$COMMON_REQUIRED ${REQUIRED[$ROLE]}"
     for key in "${required[@]}"; do
         [[ -n ${CFG[$key]:-} ]] || die "$key is required for role $ROLE"
     done

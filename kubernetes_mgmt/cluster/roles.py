@@ -1,12 +1,16 @@
 """Configuration of each install-script role, from the cluster plan.
 
-Keys are the script's contract (see scripts/install_k8s_cluster.sh).
+Which keys each role takes, and their types, is the contract in
+``cluster.contract``; every configuration is checked against it before it
+is sent (``InstallScript.run``), and ``check_plan`` checks all of them at
+once before any host is touched.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from kubernetes_mgmt.cluster import contract
 from kubernetes_mgmt.cluster.plan import ClusterPlan, Node
 from kubernetes_mgmt.cluster.script import ConfigValue
 from kubernetes_mgmt.conf import CONF
@@ -167,3 +171,54 @@ def join(plan: ClusterPlan, node: Node, secrets: JoinSecrets,
         config['CERTIFICATE_KEY'] = secrets.certificate_key
     return config
 
+
+
+# Stand-ins of the secrets the driver generates when it runs a role, of
+# the shapes it generates (``credentials``): ``check_plan`` judges what
+# comes from the plan.
+_SAMPLE_SECRETS = JoinSecrets('abcdef.0123456789abcdef', '0' * 64,
+                              'sha256:' + '0' * 64)
+_SAMPLE_VRRP_PASSWORD = 'abcd1234'  # noqa: S105 (a stand-in)
+
+
+def _every_config(plan: ClusterPlan) -> Iterator[tuple[str, Config]]:
+    """Each role's configuration for each node it can run on."""
+    secrets = _SAMPLE_SECRETS
+    for node in plan.nodes:
+        yield 'prepare', prepare(plan, node)
+        yield 'hosts', hosts(plan, node)
+        yield 'status', status(node)
+        yield 'reset', reset(node)
+    for rank, node in enumerate(plan.masters):
+        if plan.ha:
+            yield 'lb', load_balancer(plan, node, rank,
+                                      _SAMPLE_VRRP_PASSWORD)
+        # Any master may run init's successors when the first is healed.
+        yield 'init', init(plan, node, secrets)
+        yield 'refresh-join', refresh_join(node, secrets, plan)
+        yield 'refresh-join', refresh_join(node, secrets)
+        yield 'join-master', join(plan, node, secrets, True)
+    for node in plan.workers:
+        yield 'join-worker', join(plan, node, secrets, False)
+    if plan.storage is not None and plan.params.storage_server is not None:
+        yield 'storage', storage_server(plan)
+
+
+def check_plan(plan: ClusterPlan) -> None:
+    """ContractViolation listing every role, key and node whose
+    configuration, as built from ``plan``, the install script would
+    refuse: checked before any host is touched. Values are not shown."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for role, config in _every_config(plan):
+        node = str(config.get('NODE_NAME'))
+        for problem in contract.problems(role, config):
+            nodes = found.setdefault((role, problem), [])
+            if node not in nodes:
+                nodes.append(node)
+    if found:
+        lines = [f'role {role} ({", ".join(nodes)}): {problem}'
+                 for (role, problem), nodes in found.items()]
+        raise contract.ContractViolation(
+            'the install-script configuration built from this cluster\'s '
+            'settings breaks the script contract; no host was touched: '
+            + '; '.join(lines))

@@ -31,23 +31,17 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from kubernetes_mgmt.cluster import contract
+from kubernetes_mgmt.cluster.contract import CONTRACT_VERSION, Value
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.remote.ssh import SshSession
 
 REMOTE_SCRIPT = '/var/lib/kubernetes-mgmt/install_k8s_cluster.sh'
 
-# The contract (role names, configuration keys, outputs) this driver
-# speaks with the install script; the script declares its own as
-# "readonly CONTRACT_VERSION=N". Raised whenever either side changes
-# incompatibly (2: sandbox image and CNI checksum keys, SANDBOX_IMAGE
-# output of prepare; 3: status and reset roles, completion records,
-# refresh-join applies the CNI, storage volumes named by Cinder id and
-# size).
-CONTRACT_VERSION = 3
 _DECLARATION = re.compile(r'^readonly CONTRACT_VERSION=(\S*)', re.MULTILINE)
 
-ConfigValue = str | int | None
+ConfigValue = Value
 
 
 class ContractMismatch(MgmtDriverError):
@@ -83,6 +77,11 @@ def contract_problem(text: str, where: str) -> str | None:
         return (f'{where} speaks install-script contract version '
                 f'{version}, this plugin speaks version {CONTRACT_VERSION}. '
                 f'{_REMEDY}')
+    differences = contract.table_problems(text)
+    if differences:
+        return (f'{where} declares contract version {version} but its key '
+                'tables differ from this plugin\'s: '
+                f'{"; ".join(differences)}. {_REMEDY}')
     return None
 
 
@@ -114,7 +113,9 @@ class InstallScript:
 
     def run(self, session: SshSession, role: str,
             config: Mapping[str, ConfigValue]) -> dict[str, str]:
-        """Run ``role``; return the KEY=VALUE lines it printed."""
+        """Run ``role``; return the KEY=VALUE lines it printed. A
+        configuration that breaks the contract is refused unsent."""
+        contract.check(role, config)
         result = session.run(
             ['bash', REMOTE_SCRIPT, role, '-'], step=role, sudo=True,
             input=render_config(config),

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes_mgmt import instance_state, redact, tacker_objects
+from kubernetes_mgmt.cluster import roles
 from kubernetes_mgmt.cluster.plan import ClusterPlan, Node, build_plan
 from kubernetes_mgmt.cluster.record import ClusterRecord
 from kubernetes_mgmt.errors import MgmtDriverError
@@ -80,8 +81,10 @@ class Day2:
             root = package_dir(self.context, self.vnf_instance)
             record = self.state.record or self._legacy_record(topology,
                                                               root)
-            return build_plan(self.instance_id, self.params, topology,
+            plan = build_plan(self.instance_id, self.params, topology,
                               root, record=record)
+            roles.check_plan(plan)  # before any host is touched
+            return plan
 
     def _legacy_record(self, topology: Topology, root: Path
                        ) -> ClusterRecord:

@@ -5,6 +5,7 @@ import dataclasses
 from typing import Any
 
 from kubernetes_mgmt import instance_state, redact, tacker_objects
+from kubernetes_mgmt.cluster import roles
 from kubernetes_mgmt.cluster.admin_account import AdminCredentials
 from kubernetes_mgmt.cluster.kubectl import server_version
 from kubernetes_mgmt.cluster.placement import node_labels
@@ -54,6 +55,7 @@ def instantiate(context: Any, vnf_instance: Any, params: ClusterParams,
                           package_dir(context, vnf_instance),
                           record=state.record,
                           keep_endpoint=state.stack_id == stack_id)
+        roles.check_plan(plan)      # before any host is touched
         labels = node_labels(plan.topology, plan.nodes, zones or {})
     LOG.info('instance %s: %d master(s), %d worker(s), endpoint %s',
              instance_id, len(plan.masters), len(plan.workers),

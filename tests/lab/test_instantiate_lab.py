@@ -5,6 +5,7 @@ HAProxy and keepalived. Emulated: the Kubernetes binaries.
 """
 import base64
 import json
+import re
 import shutil
 import ssl
 import urllib.request
@@ -191,7 +192,8 @@ def _package_of_another_contract(lab) -> str:
 
 
 def test_old_contract_refused_untouched_then_air_gapped_sandbox_image():
-    """A package whose script speaks another contract is refused before
+    """A package whose script speaks another contract, or a setting that
+    makes a role's configuration break the contract, is refused before
     any VM is touched; with the right package and image_repository set,
     containerd on every node pins the sandbox image from the mirror."""
     _require_lab()
@@ -210,6 +212,22 @@ def test_old_contract_refused_untouched_then_air_gapped_sandbox_image():
                 f'{CONTRACT_VERSION - 1}, this plugin speaks version '
                 f'{CONTRACT_VERSION}') in message
         assert 'kubernetes-mgmt package build' in message
+        assert {h.name: lab.ssh_accepts(h.name) for h in hosts} == logins
+        assert len(view.events()) == events
+        assert not driving.stored_state(lab, instance).host_keys
+
+        # The script would refuse this repository (uppercase) on each VM.
+        with driving.driver_options(lab, image_repository='Mirror.X/k8s'):
+            with pytest.raises(MgmtDriverError) as info:
+                driving.instantiate_end(request, instance, lab)
+        message = str(info.value)
+        assert 'breaks the script contract; no host was touched' in message
+        # Named once, with every node it concerns.
+        found = re.findall(r'role prepare \(([^)]*)\): invalid '
+                           'IMAGE_REPOSITORY', message)
+        assert len(found) == 1 and len(found[0].split(', ')) == len(hosts)
+        assert 'role init (' in message
+        assert 'Mirror.X' not in message
         assert {h.name: lab.ssh_accepts(h.name) for h in hosts} == logins
         assert len(view.events()) == events
         assert not driving.stored_state(lab, instance).host_keys

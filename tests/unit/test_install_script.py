@@ -18,7 +18,7 @@ try:
 except ModuleNotFoundError:     # Python 3.10
     import tomli as tomllib
 
-from kubernetes_mgmt.cluster import script
+from kubernetes_mgmt.cluster import contract, script
 from kubernetes_mgmt.lab.emulated.containerd import (
     DEFAULT_CONFIG,
     DEFAULT_CONFIG_2X,
@@ -110,6 +110,9 @@ VALID = {
                     'BOOTSTRAP_TOKEN': TOKEN,
                     'CA_CERT_HASH': 'sha256:' + 'a' * 64,
                     'CERTIFICATE_KEY': CERT_KEY},
+    'join-worker': {'CONTROL_PLANE_ENDPOINT': '10.0.0.100:16443',
+                    'BOOTSTRAP_TOKEN': TOKEN,
+                    'CA_CERT_HASH': 'sha256:' + 'a' * 64},
     'refresh-join': {'BOOTSTRAP_TOKEN': TOKEN, 'CERTIFICATE_KEY': CERT_KEY,
                      'CNI': 'flannel', 'POD_CIDR': '10.244.0.0/16',
                      'CNI_MANIFEST': '/var/lib/kubernetes-mgmt/cni.yaml',
@@ -123,11 +126,19 @@ VALID = {
 }
 
 
+def values_of(role: str, changes: dict) -> dict:
+    return {'NODE_NAME': 'worker-0', 'NODE_IP': '10.0.0.5',
+            **VALID[role], **changes}
+
+
 def config_of(role: str, changes: dict, extra: tuple = ()) -> str:
-    values = {'NODE_NAME': 'worker-0', 'NODE_IP': '10.0.0.5',
-              **VALID[role], **changes}
+    values = values_of(role, changes)
     return lines(*(f'{k}={v}' for k, v in values.items() if v is not None),
                  *extra)
+
+
+def test_the_script_has_the_roles_of_the_contract():
+    assert set(VALID) == set(contract.ROLES)
 
 
 @pytest.mark.parametrize('role, changes, extra, message', [
@@ -210,12 +221,18 @@ def test_bad_config_is_refused_without_echoing_it(role, changes, extra,
     for bad in ('$(', '`', 'toolong99', 'ABCDEF', '"w@', '../', 'weave',
                 'insecure', 'extra'):
         assert bad not in proc.stderr
+    if not extra:
+        # The driver refuses the same configuration, with the same words,
+        # before sending it.
+        found = contract.problems(role, values_of(role, changes))
+        assert any(message in problem for problem in found), found
 
 
 @pytest.mark.parametrize('role', sorted(VALID))
 def test_valid_config_of_each_role(role):
     proc = check_config(role, config_of(role, {}))
     assert proc.returncode == 0, proc.stderr
+    assert contract.problems(role, values_of(role, {})) == []
 
 
 def test_unknown_role_and_usage():

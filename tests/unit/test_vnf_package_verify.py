@@ -327,3 +327,19 @@ def test_damaged_member_exits_2(capsys, tmp_path, built_package):
     status, _, err = verify(capsys, str(damaged))
     assert status == 2
     assert err.startswith(f'error: {damaged}: {INSTALL_SCRIPT} is corrupt')
+
+
+def test_install_script_whose_key_tables_differ_is_reported(capsys, tmp_path,
+                                                            built_package):
+    text = read(built_package, INSTALL_SCRIPT).decode()
+    edited = rewrite(built_package, tmp_path / 'edited.zip', {
+        INSTALL_SCRIPT: text.replace("    [hosts]='HOSTS'\n",
+                                     "    [hosts]=''\n", 1).encode()})
+    status, _, err = verify(capsys, str(edited))
+    assert status == 1
+    [problem] = problems(err)
+    assert problem.startswith(
+        f'{INSTALL_SCRIPT} declares contract version '
+        f'{script.CONTRACT_VERSION} but its key tables differ from this '
+        "plugin's: role hosts: HOSTS (required) is missing from the script."
+        ' Rebuild the VNF package')
