@@ -13,6 +13,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # ... and their login user runs the emulated commands with this venv's
 # Python, so it lives in /opt and is built from Debian's interpreter.
 venv=${1:-/opt/kubernetes-mgmt/venv}
+python=${KMGMT_PYTHON:-/usr/bin/python3}
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "ERROR: run as root (the lab needs namespaces and a bridge)" >&2
@@ -42,7 +43,7 @@ quietly apt-get install -y -qq --no-install-recommends \
     python3 python3-venv
 
 echo "==> virtualenv at $venv (this package and its dependencies from PyPI)" >&2
-quietly /usr/bin/python3 -m venv --clear "$venv"
+quietly "$python" -m venv --clear "$venv"
 quietly "$venv/bin/pip" install -q --upgrade pip
 # Not editable: the package must be importable from inside lab VMs too.
 quietly "$venv/bin/pip" install -q "${repo}[test]"
