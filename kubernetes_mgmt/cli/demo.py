@@ -31,8 +31,8 @@ def register(subparsers) -> None:
                     'through its Tacker hooks, print the nodes and tear the '
                     'lab down. The HA cluster then goes through scale out, '
                     'scale in, heal of a master, a worker and the whole '
-                    'VNF, and terminate. Needs root; takes about 3 minutes '
-                    'for both.')
+                    'VNF, and terminate. Needs root; both take about 1.5 '
+                    'minutes on two cores.')
     parser.add_argument('--flavour', choices=[*FLAVOURS, 'both'],
                         default='both',
                         help='simple: 1 master + 2 workers, instantiate '
