@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from typing import Any
 
@@ -25,6 +26,7 @@ EXIT_INVALID = 1
 EXIT_UNREADABLE = 2
 
 PLACEHOLDER = 'REPLACE_WITH_'
+_PLACEHOLDER_WORD = re.compile(PLACEHOLDER + '[A-Z0-9_]+')
 
 
 class _FileProblem(Exception):
@@ -116,8 +118,10 @@ def placeholders(node: Any, at: Path = ()) -> list[tuple[Path, str]]:
         # Messages never show a password field's value, not even this.
         if at and isinstance(at[-1], str) and 'password' in at[-1].lower():
             return [(at, PLACEHOLDER + '...')]
-        start = node.index(PLACEHOLDER)
-        return [(at, node[start:].split()[0][:60])]
+        # Only the placeholder's own word: the rest of a string (a proxy
+        # URL) may hold a credential.
+        word = _PLACEHOLDER_WORD.search(node)
+        return [(at, word.group(0)[:60] if word else PLACEHOLDER + '...')]
     return []
 
 

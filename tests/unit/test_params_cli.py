@@ -251,3 +251,13 @@ def test_kind_given_checks_against_that_kind(capsys):
     assert 'terminationType: is required' in err
     assert 'aspectId: unknown key; expected one of: additionalParams, ' \
         'gracefulTerminationTimeout, terminationType' in err
+
+
+def test_placeholder_in_a_proxy_url_shows_no_credential(capsys, tmp_path):
+    body = sample('storage')
+    body['additionalParams']['k8s_cluster_installation_param']['proxy'][
+        'http_proxy'] = 'http://REPLACE_WITH_USER:Proxy-Secret@proxy:3128'
+    status, _, err = run(capsys, write(tmp_path, body))
+    assert status == 1
+    assert err == (f"{K}.proxy.http_proxy: still holds the sample's "
+                   'placeholder REPLACE_WITH_USER; replace it\n')
