@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 import time
 
 from kubernetes_mgmt.lab import driving
 from kubernetes_mgmt.lab.testing import throwaway_lab
 from kubernetes_mgmt.orchestration.instantiate import instantiate
 from kubernetes_mgmt.params.validate import parse_cluster_params
+
+WHAT = 'worker(s) + 1 master: instantiate'
 
 
 def measure(workers: int, install_delay: float) -> dict:
@@ -37,14 +40,47 @@ def measure(workers: int, install_delay: float) -> dict:
             'ssh_min': min(accepts), 'ssh_max': max(accepts)}
 
 
+def step(text: str) -> None:
+    """A progress line on stderr (the table goes to stdout)."""
+    print(f'{time.strftime("%H:%M:%S")} {text}', file=sys.stderr,
+          flush=True)
+
+
+def show_progress(quiet: bool) -> None:
+    """The driver's phase lines ("prepare nodes done in 61.2 s") on
+    stderr, unless ``quiet``; warnings always."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format='%(asctime)s %(message)s', datefmt='%H:%M:%S')
+    if not quiet:
+        logging.getLogger('kubernetes_mgmt.orchestration.progress'
+                          ).setLevel(logging.INFO)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--install-delay', type=float, default=60.0)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split('\n\n')[0] + ' Brings up a throw-away '
+        'lab per run (root needed); progress goes to stderr, the table '
+        'to stdout.')
+    parser.add_argument('--install-delay', type=float, default=60.0,
+                        metavar='SECONDS',
+                        help='emulated package installation time per node '
+                             '(default: %(default)g)')
     parser.add_argument('--workers', type=int, nargs='+',
-                        default=[1, 4, 16])
+                        default=[1, 4, 16], metavar='W',
+                        help='worker counts to instantiate with 1 master, '
+                             'one run each; the first is the ratio\'s base '
+                             '(default: 1 4 16)')
+    parser.add_argument('--quiet', action='store_true',
+                        help="only the run lines, not the driver's phases")
     args = parser.parse_args()
-    logging.basicConfig(level=logging.WARNING)
-    rows = [measure(w, args.install_delay) for w in args.workers]
+    show_progress(args.quiet)
+    rows = []
+    for number, workers in enumerate(args.workers, 1):
+        step(f'run {number} of {len(args.workers)}: {workers} '
+             f'{WHAT} (each install {args.install_delay:g} s)')
+        rows.append(measure(workers, args.install_delay))
+        step(f'run {number} of {len(args.workers)}: '
+             f'{rows[-1]["wall"]:.1f} s')
     base = rows[0]['wall']
     print(f'install delay per node: {args.install_delay:g} s')
     print(f'{"W":>3} {"wall s":>8} {"ratio":>6} {"remote s":>9} '

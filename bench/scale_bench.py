@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 import time
 
 from kubernetes_mgmt.lab import driving
 from kubernetes_mgmt.lab.emulated import set_install_delay
 from kubernetes_mgmt.lab.testing import throwaway_lab
 from kubernetes_mgmt.orchestration.scale import scale_out
+
+WHAT = 'new worker(s): scale out'
 
 
 def measure(new_workers: int, install_delay: float) -> dict:
@@ -44,13 +47,47 @@ def measure(new_workers: int, install_delay: float) -> dict:
             'overhead': wall - progress.remote_critical_seconds}
 
 
+def step(text: str) -> None:
+    """A progress line on stderr (the table goes to stdout)."""
+    print(f'{time.strftime("%H:%M:%S")} {text}', file=sys.stderr,
+          flush=True)
+
+
+def show_progress(quiet: bool) -> None:
+    """The driver's phase lines ("prepare nodes done in 61.2 s") on
+    stderr, unless ``quiet``; warnings always."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format='%(asctime)s %(message)s', datefmt='%H:%M:%S')
+    if not quiet:
+        logging.getLogger('kubernetes_mgmt.orchestration.progress'
+                          ).setLevel(logging.INFO)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--install-delay', type=float, default=60.0)
-    parser.add_argument('--workers', type=int, nargs='+', default=[1, 8])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split('\n\n')[0] + ' Brings up a throw-away '
+        'lab per run (root needed); progress goes to stderr, the table '
+        'to stdout.')
+    parser.add_argument('--install-delay', type=float, default=60.0,
+                        metavar='SECONDS',
+                        help='emulated package installation time per new '
+                             'node (default: %(default)g)')
+    parser.add_argument('--workers', type=int, nargs='+', default=[1, 8],
+                        metavar='N',
+                        help='workers to add to a 1 + 1 cluster, one run '
+                             'each; the first is the ratio\'s base '
+                             '(default: 1 8)')
+    parser.add_argument('--quiet', action='store_true',
+                        help="only the run lines, not the driver's phases")
     args = parser.parse_args()
-    logging.basicConfig(level=logging.WARNING)
-    rows = [measure(w, args.install_delay) for w in args.workers]
+    show_progress(args.quiet)
+    rows = []
+    for number, workers in enumerate(args.workers, 1):
+        step(f'run {number} of {len(args.workers)}: {workers} '
+             f'{WHAT} (each install {args.install_delay:g} s)')
+        rows.append(measure(workers, args.install_delay))
+        step(f'run {number} of {len(args.workers)}: '
+             f'{rows[-1]["wall"]:.1f} s')
     base = rows[0]['wall']
     print(f'install delay per node: {args.install_delay:g} s')
     print(f'{"N":>3} {"scale_end s":>11} {"ratio":>6} {"remote s":>9} '

@@ -18,8 +18,11 @@ def register(subparsers) -> None:
 
     up = sub.add_parser('up', help='create the lab and boot its hosts')
     _root_option(up)
-    up.add_argument('--masters', type=int, default=1)
-    up.add_argument('--workers', type=int, default=2)
+    up.add_argument('--masters', type=int, default=1, metavar='N',
+                    help='master VMs; more than 1 get HAProxy and keepalived '
+                         'behind a VIP (default: %(default)s)')
+    up.add_argument('--workers', type=int, default=2, metavar='N',
+                    help='worker VMs (default: %(default)s)')
     up.add_argument('--storage', action='store_true',
                     help='add a storage server with a volume')
     up.add_argument('--compute-hosts', type=int,
@@ -40,7 +43,8 @@ def register(subparsers) -> None:
                          'kept in the state file)')
     up.add_argument('--install-delay', type=float, default=0.0,
                     metavar='SECONDS',
-                    help='how long emulated package installs take')
+                    help='how long each emulated package installation '
+                         'takes on a VM (default: %(default)g: at once)')
     up.add_argument('--no-heat', dest='heat', action='store_false',
                     help='do not start the Heat API double')
     up.set_defaults(func=_up)
@@ -55,10 +59,22 @@ def register(subparsers) -> None:
     _root_option(status)
     status.set_defaults(func=_status)
 
-    run = sub.add_parser('exec', help='run a command as root in a host')
+    run = sub.add_parser(
+        'exec', help='run a command as root in a host',
+        usage='%(prog)s [--root ROOT] HOST -- COMMAND [ARG ...]',
+        description='Run COMMAND as root inside lab host HOST and print '
+                    'its output; the exit status is the command\'s. On a '
+                    'master that has joined, KUBECONFIG names '
+                    '/etc/kubernetes/admin.conf, so "kubectl get nodes" '
+                    'works.',
+        epilog='example: kubernetes-mgmt lab exec master-0 -- kubectl get '
+               'nodes')
     _root_option(run)
-    run.add_argument('host')
-    run.add_argument('argv', nargs=argparse.REMAINDER)
+    run.add_argument('host', metavar='HOST',
+                     help='a host name as "lab status" lists it '
+                          '(master-0, worker-1 ...)')
+    run.add_argument('argv', nargs=argparse.REMAINDER, metavar='COMMAND',
+                     help='the command and its arguments, after "--"')
     run.set_defaults(func=_exec)
 
 

@@ -1,24 +1,32 @@
 """``kubernetes-mgmt validate-request FILE``: check a request offline.
 
-Reads an InstantiateVnfRequest body (the file given to ``openstack vnflcm
-instantiate``) and validates it exactly like the driver will, without
-contacting anything.  Exit status: 0 valid, 1 invalid request, 2 the file
-cannot be read or is not JSON.
+Reads a request body (the file given to ``openstack vnflcm instantiate``,
+``scale``, ``heal`` or ``terminate``) and validates it without contacting
+anything: an Instantiate request exactly like the driver will, the others
+against their SOL003 shape. Fields that still hold a sample's
+``REPLACE_WITH_...`` placeholder are named. Exit status: 0 valid, 1
+invalid request, 2 the file cannot be read, is not JSON or its kind
+cannot be told.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from typing import Any
 
 from kubernetes_mgmt.errors import ValidationError
-from kubernetes_mgmt.params import model
+from kubernetes_mgmt.params import lcm_requests, model
+from kubernetes_mgmt.params.paths import Path, render, sort_key
 from kubernetes_mgmt.params.validate import parse_instantiate_request
 
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_UNREADABLE = 2
+
+PLACEHOLDER = 'REPLACE_WITH_'
+_PLACEHOLDER_WORD = re.compile(PLACEHOLDER + '[A-Z0-9_]+')
 
 
 class _FileProblem(Exception):
@@ -32,14 +40,25 @@ class _DuplicateKey(ValueError):
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         'validate-request',
-        help='validate an InstantiateVnfRequest JSON file offline',
-        description='Validate the body of an Instantiate VNF request '
+        help='validate a request JSON file (instantiate, scale, heal, '
+             'terminate) offline',
+        description='Validate the body of an Instantiate, Scale, Heal or '
+                    'Terminate VNF request (the files in samples/requests) '
+                    'without contacting any host: an Instantiate request '
                     '(flavourId, additionalParams.'
-                    'k8s_cluster_installation_param...) without '
-                    'contacting any host. Exit status 0: valid, '
-                    '1: invalid, 2: unreadable or not JSON.')
+                    'k8s_cluster_installation_param...) exactly as the '
+                    'driver will, the others against their ETSI SOL003 '
+                    'shape. Fields still holding a REPLACE_WITH_... '
+                    'placeholder are reported. Exit status 0: valid, '
+                    '1: invalid, 2: unreadable, not JSON, or of a kind '
+                    'that cannot be told (give --kind).')
     parser.add_argument('file', metavar='FILE',
                         help='JSON file with the request body')
+    parser.add_argument('--kind', choices=lcm_requests.KINDS,
+                        help='the kind of request (default: told by its '
+                             'keys, e.g. flavourId: instantiate, aspectId: '
+                             'scale, terminationType: terminate, '
+                             'vnfcInstanceId or cause: heal)')
     parser.set_defaults(func=run)
 
 
@@ -49,15 +68,61 @@ def run(args: argparse.Namespace) -> int:
     except _FileProblem as exc:
         print(f'error: {exc}', file=sys.stderr)
         return EXIT_UNREADABLE
-    try:
-        params = parse_instantiate_request(body)
-    except ValidationError as exc:
-        # Messages are built never to contain a secret (see checks).
-        for problem in exc.problems:
+    kind = args.kind or lcm_requests.guess_kind(body)
+    if kind is None and not isinstance(body, dict):
+        kind = lcm_requests.INSTANTIATE   # says: must be an object
+    if kind is None:
+        print(f'error: {args.file}: cannot tell which request this is; '
+              'give --kind (one of: ' + ', '.join(lcm_requests.KINDS)
+              + ')', file=sys.stderr)
+        return EXIT_UNREADABLE
+    problems, text = _check(kind, args.file, body)
+    problems += [f'{render("", path)}: still holds the sample\'s '
+                 f'placeholder {word}; replace it' for path, word
+                 in placeholders(body)]
+    if problems:
+        for problem in problems:
             print(problem, file=sys.stderr)
         return EXIT_INVALID
-    print(summary(args.file, body, params))
+    print(text)
     return EXIT_OK
+
+
+def _check(kind: str, file_name: str, body: Any) -> tuple[list[str], str]:
+    """(problems, summary) of ``body`` as a request of ``kind``."""
+    if kind == lcm_requests.INSTANTIATE:
+        try:
+            params = parse_instantiate_request(body)
+        except ValidationError as exc:
+            return [str(problem) for problem in exc.problems], ''
+        return [], summary(file_name, body, params)
+    found = lcm_requests.request_findings(kind, body)
+    if found:
+        found.sort(key=lambda finding: sort_key(finding[0]))
+        return [f'{render("", path)}: {message}'
+                for path, message in found], ''
+    return [], '\n'.join([f'{file_name}: valid {kind} request',
+                          *lcm_requests.summary(kind, body)])
+
+
+def placeholders(node: Any, at: Path = ()) -> list[tuple[Path, str]]:
+    """Paths of the strings that still hold a ``REPLACE_WITH_...``
+    placeholder, with the placeholder word."""
+    if isinstance(node, dict):
+        return [found for key, value in node.items()
+                for found in placeholders(value, (*at, key))]
+    if isinstance(node, list):
+        return [found for index, value in enumerate(node)
+                for found in placeholders(value, (*at, index))]
+    if isinstance(node, str) and PLACEHOLDER in node:
+        # Messages never show a password field's value, not even this.
+        if at and isinstance(at[-1], str) and 'password' in at[-1].lower():
+            return [(at, PLACEHOLDER + '...')]
+        # Only the placeholder's own word: the rest of a string (a proxy
+        # URL) may hold a credential.
+        word = _PLACEHOLDER_WORD.search(node)
+        return [(at, word.group(0)[:60] if word else PLACEHOLDER + '...')]
+    return []
 
 
 def load_json(file_name: str) -> Any:

@@ -37,6 +37,7 @@ SSH_PORT = 22
 BOOT_DEADLINE = 60.0
 HOST_JSON = '/etc/klab/host.json'
 INIT_LOG = '/var/log/klab-init.log'
+ADMIN_CONF = '/etc/kubernetes/admin.conf'
 HOST_ENV = {'PATH': '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:'
                     '/sbin:/bin',
             'HOME': '/root', 'LANG': 'C.UTF-8'}
@@ -311,11 +312,21 @@ def exec_in(state: LabState, host: LabHost, argv: list[str], *,
     try:
         return subprocess.run(
             [*ns.enter_argv(), *argv], input=input, capture_output=True,
-            text=True, timeout=timeout, cwd='/', env=dict(HOST_ENV),
+            text=True, timeout=timeout, cwd='/', env=root_env(host),
             stdin=None if input is not None else subprocess.DEVNULL)
     except subprocess.TimeoutExpired as exc:
         raise LabError(f'[{host.name}] {argv[0]} did not finish within '
                        f'{timeout:g} s') from exc
+
+
+def root_env(host: LabHost) -> dict[str, str]:
+    """Root's environment in the host: as on a kubeadm master whose admin
+    set ``KUBECONFIG`` as ``kubeadm init`` advises, once the host has an
+    admin kubeconfig (so ``kubectl get nodes`` just works there)."""
+    env = dict(HOST_ENV)
+    if os.path.isfile(disk_path(host, ADMIN_CONF)):
+        env['KUBECONFIG'] = ADMIN_CONF
+    return env
 
 
 # -- removal ----------------------------------------------------------------

@@ -460,7 +460,8 @@ class Lab:
         try:
             return st.host(name)
         except KeyError:
-            raise LabError(f'no lab host named {name!r}') from None
+            raise LabError(f'no lab host named {name!r}; its hosts: '
+                           + ', '.join(h.name for h in st.hosts)) from None
 
     def host(self, name: str) -> LabHost:
         return self._host(self.state, name)

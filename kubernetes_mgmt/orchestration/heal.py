@@ -253,9 +253,11 @@ def _rejoin(setup: ClusterSetup, helper: Node, nodes: Sequence[Node],
         setup.load_balancers()
         if plan.masters[0] in masters:
             # The VRRP MASTER is back: let it take the VIP now.
-            vip.wait_for_vip(setup.session(plan.masters[0]),
-                             plan.topology.cluster_ip,
-                             deadline=VIP_TAKEOVER_DEADLINE)
+            with setup.progress.phase('VIP back on',
+                                      plan.masters[0].name):
+                vip.wait_for_vip(setup.session(plan.masters[0]),
+                                 plan.topology.cluster_ip,
+                                 deadline=VIP_TAKEOVER_DEADLINE)
     if moved:   # a new address: every node's /etc/hosts changes
         setup.refresh_bystander_hosts(
             [n for n in plan.nodes if n not in nodes])

@@ -58,9 +58,17 @@ class Progress:
         return sum(p.remote_seconds for p in self.phases)
 
     def summary(self) -> str:
-        parts = ', '.join(f'{p.name} {p.seconds:.1f} s' for p in self.phases)
+        """One line: the wall time and what it went to. Time outside every
+        phase (connecting, reading the stack, saving state) is listed
+        too, so the parts add up to the total."""
+        wall = self.wall_seconds
+        parts = [f'{p.name} {p.seconds:.1f} s' for p in self.phases]
+        # Phases do not nest, so their sum never exceeds the wall time.
+        outside = wall - sum(p.seconds for p in self.phases)
+        if outside >= 0.05:
+            parts.append(f'outside phases {outside:.1f} s')
         return (f'{self.operation} {self.instance_id} finished in '
-                f'{self.wall_seconds:.1f} s ({parts})')
+                f'{wall:.1f} s ({", ".join(parts)})')
 
     def _remote(self) -> dict[str, float]:
         return self.sessions.command_seconds() if self.sessions else {}

@@ -184,16 +184,18 @@ _JSON_TYPES = {
 
 def additional_params_findings(instance: Any) -> list[Finding]:
     """Structural problems of ``additionalParams``."""
-    return _findings(_ADDITIONAL_VALIDATOR, instance)
+    return findings(_ADDITIONAL_VALIDATOR, instance)
 
 
 def request_findings(instance: Any) -> list[Finding]:
     """Structural problems of the request body (not of additionalParams)."""
-    return _findings(_REQUEST_VALIDATOR, instance)
+    return findings(_REQUEST_VALIDATOR, instance)
 
 
-def _findings(validator: Draft202012Validator,
-              instance: Any) -> list[Finding]:
+def findings(validator: Draft202012Validator,
+             instance: Any) -> list[Finding]:
+    """Structural problems of ``instance`` under ``validator``'s schema,
+    in this module's words (never echoing a value)."""
     found: list[Finding] = []
     for error in validator.iter_errors(instance):
         found.extend(_translate(error))
@@ -224,6 +226,10 @@ def _translate(error: SchemaError) -> list[Finding]:
     if kind == 'not':
         return [(where, 'must not be '
                  f'{error.validator_value["const"]}' + _hint(error.schema))]
+    if kind == 'enum':
+        return [(where, 'must be one of: '
+                 + ', '.join(map(str, error.validator_value))
+                 + _hint(error.schema))]
     if kind == 'pattern':
         return [(where, 'has the wrong format' + _hint(error.schema))]
     # Not reached with the schemas above; kept generic and value-free.

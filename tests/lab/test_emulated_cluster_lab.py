@@ -6,6 +6,7 @@ are the real daemons running inside the lab VMs.
 """
 import pytest
 
+from kubernetes_mgmt.cli import main
 from kubernetes_mgmt.lab import volumes
 from kubernetes_mgmt.lab.emulated import ClusterView
 from kubernetes_mgmt.remote.hostkeys import HostKeyStore
@@ -67,21 +68,36 @@ def sessions(small_lab):
                                              label=host.name))
 
 
-def test_kubeadm_cluster_over_ssh_shares_one_state(small_lab, sessions):
+@pytest.fixture(scope='module')
+def kubeadm_cluster(small_lab):
+    """master-0 ran kubeadm init, worker-0 joined it (over SSH)."""
     master, worker = small_lab.state.hosts[0], small_lab.state.hosts[3]
-    for host in (master, worker):
-        sessions(host).run(['apt-get', 'install', '-y', 'containerd',
-                            'kubelet', 'kubeadm', 'kubectl'],
-                           step='install', sudo=True)
+    state = small_lab.state
+    login = Login(state.username, state.password)
+    with Sessions(HostKeyStore()) as pool:
+        def sessions(host):
+            return pool.get(Endpoint(host.ip, login, label=host.name))
+        for host in (master, worker):
+            sessions(host).run(['apt-get', 'install', '-y', 'containerd',
+                                'kubelet', 'kubeadm', 'kubectl'],
+                               step='install', sudo=True)
+        m = sessions(master)
+        m.upload(KUBEADM_CONFIG.format(ip=master.ip, name=master.name),
+                 '/etc/kubernetes/kubeadm.yaml', step='config', sudo=True)
+        m.run(['kubeadm', 'init', '--config',
+               '/etc/kubernetes/kubeadm.yaml'],
+              step='kubeadm init', sudo=True)
+        join = m.run(['kubeadm', 'token', 'create', '--print-join-command'],
+                     step='token', sudo=True).stdout.split()
+        sessions(worker).run([*join, '--node-name', worker.name],
+                             step='kubeadm join', sudo=True)
+    return master, worker
+
+
+def test_kubeadm_cluster_over_ssh_shares_one_state(small_lab, sessions,
+                                                   kubeadm_cluster):
+    master, worker = kubeadm_cluster
     m = sessions(master)
-    m.upload(KUBEADM_CONFIG.format(ip=master.ip, name=master.name),
-             '/etc/kubernetes/kubeadm.yaml', step='config', sudo=True)
-    m.run(['kubeadm', 'init', '--config', '/etc/kubernetes/kubeadm.yaml'],
-          step='kubeadm init', sudo=True)
-    join = m.run(['kubeadm', 'token', 'create', '--print-join-command'],
-                 step='token', sudo=True).stdout.split()
-    sessions(worker).run([*join, '--node-name', worker.name],
-                         step='kubeadm join', sudo=True)
 
     view = ClusterView(small_lab.state.cluster_dir)
     roles = {n['metadata']['name']: sorted(n['metadata']['labels'])
@@ -96,6 +112,32 @@ def test_kubeadm_cluster_over_ssh_shares_one_state(small_lab, sessions):
     # A worker has no admin credentials, as on a real cluster.
     assert sessions(worker).run(['kubectl', 'get', 'nodes'], step='no conf',
                                 check=False).exit_status != 0
+
+
+def test_lab_exec_kubectl_on_a_master_as_the_readme_shows(
+        small_lab, kubeadm_cluster, capsys):
+    # Root on a kubeadm master has KUBECONFIG set, so the README's
+    # "lab exec master-0 -- kubectl get nodes" needs no --kubeconfig.
+    master, worker = kubeadm_cluster
+    status = main(['lab', 'exec', '--root', small_lab.root, master.name,
+                   '--', 'kubectl', 'get', 'nodes', '-o', 'name'])
+    out, err = capsys.readouterr()
+    assert (status, err) == (0, '')
+    assert sorted(out.split()) == sorted(
+        f'node/{h.name}' for h in (master, worker))
+    # A worker has no admin kubeconfig: kubectl fails there as on a VM.
+    assert main(['lab', 'exec', '--root', small_lab.root, worker.name,
+                 '--', 'kubectl', 'get', 'nodes']) != 0
+
+
+def test_lab_exec_on_an_unknown_host_lists_the_hosts(small_lab, capsys):
+    status = main(['lab', 'exec', '--root', small_lab.root, 'nosuch',
+                   '--', 'true'])
+    out, err = capsys.readouterr()
+    assert (status, out) == (1, '')
+    names = ', '.join(h.name for h in small_lab.state.hosts)
+    assert err == ("kubernetes-mgmt lab: no lab host named 'nosuch'; its "
+                   f'hosts: {names}\n')
 
 
 def test_real_keepalived_puts_the_vip_on_exactly_one_master(small_lab,

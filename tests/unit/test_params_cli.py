@@ -150,3 +150,114 @@ def test_directory_instead_of_file(capsys, tmp_path):
     status, _, err = run(capsys, str(tmp_path))
     assert status == 2
     assert 'cannot read' in err
+
+
+# -- the samples as shipped, and the other kinds of request -----------------
+
+SAMPLES = Path(__file__).resolve().parents[2] / 'samples' / 'requests'
+
+
+def test_untouched_sample_names_every_placeholder(capsys):
+    status, out, err = run(
+        capsys, str(SAMPLES / 'simple_kubernetes_param_file.json'))
+    assert (status, out) == (1, '')
+    assert err.splitlines() == [
+        'vimConnectionInfo[0].id: still holds the sample\'s placeholder '
+        'REPLACE_WITH_A_NEW_UUID; replace it',
+        'vimConnectionInfo[0].vimId: still holds the sample\'s placeholder '
+        'REPLACE_WITH_OPENSTACK_VIM_ID; replace it',
+        'extVirtualLinks[0].resourceId: still holds the sample\'s '
+        'placeholder REPLACE_WITH_NETWORK_ID; replace it',
+        'extVirtualLinks[1].resourceId: still holds the sample\'s '
+        'placeholder REPLACE_WITH_NETWORK_ID; replace it',
+        f'{K}.master_node.password: still holds the sample\'s placeholder '
+        'REPLACE_WITH_...; replace it',
+        f'{K}.worker_node.password: still holds the sample\'s placeholder '
+        'REPLACE_WITH_...; replace it',
+    ]
+
+
+def test_filled_in_sample_is_valid(capsys, tmp_path):
+    text = (SAMPLES / 'simple_kubernetes_param_file.json').read_text()
+    text = text.replace('REPLACE_WITH_VM_PASSWORD', 'Filled-In-Secret')
+    for word in ('A_NEW_UUID', 'OPENSTACK_VIM_ID', 'NETWORK_ID'):
+        text = text.replace(f'REPLACE_WITH_{word}',
+                            '0b6e8c5a-7f7c-4a43-9d55-1f7a1bb3c0de')
+    status, out, err = run(capsys, write(tmp_path, text))
+    assert (status, err) == (0, '')
+    assert 'valid' in out and 'Filled-In-Secret' not in out
+
+
+def test_placeholder_problems_come_with_the_other_problems(capsys,
+                                                           tmp_path):
+    body = sample('simple')
+    body['extVirtualLinks'][0]['resourceId'] = 'REPLACE_WITH_NETWORK_ID'
+    body['additionalParams'][
+        'k8s_cluster_installation_param']['master_node']['pod_cidr'] = 'x'
+    status, _, err = run(capsys, write(tmp_path, body))
+    assert status == 1
+    assert [line.split(': ', 1)[0] for line in err.splitlines()] == [
+        f'{K}.master_node.pod_cidr', 'extVirtualLinks[0].resourceId']
+
+
+@pytest.mark.parametrize('name, expected', [
+    ('scale_out_worker_instance',
+     'SCALE_OUT of aspect worker_instance by 1 step(s)'),
+    ('scale_in_worker_instance',
+     'SCALE_IN of aspect worker_instance by 1 step(s)'),
+    ('heal_vnf_request', 'heal the whole VNF (a new stack)'),
+    ('terminate_vnf_request', 'terminate, GRACEFUL (timeout 120 s)'),
+])
+def test_other_samples_are_valid_requests_of_their_kind(capsys, name,
+                                                        expected):
+    status, out, err = run(capsys, str(SAMPLES / f'{name}.json'))
+    assert (status, err) == (0, '')
+    assert f'operation:       {expected}' in out
+
+
+def test_heal_sample_names_its_placeholder(capsys):
+    status, _, err = run(capsys, str(SAMPLES / 'heal_vnfc_request.json'))
+    assert status == 1
+    assert err == ("vnfcInstanceId[0]: still holds the sample's placeholder "
+                   'REPLACE_WITH_VNFC_INSTANCE_ID; replace it\n')
+
+
+def test_bad_scale_request_problems_by_path(capsys, tmp_path):
+    status, _, err = run(capsys, write(tmp_path, {
+        'type': 'SCALE_UP', 'aspectid': 'worker_instance',
+        'numberOfSteps': 0}))
+    assert status == 1
+    lines = err.splitlines()
+    assert [line.split(': ', 1)[0] for line in lines] == [
+        'aspectId', 'aspectid', 'numberOfSteps', 'type']
+    assert "found 'aspectid' instead" in lines[0]
+    assert 'must be one of: SCALE_OUT, SCALE_IN' in lines[3]
+
+
+def test_kind_that_cannot_be_told_asks_for_kind(capsys, tmp_path):
+    path = write(tmp_path, {})
+    status, out, err = run(capsys, path)
+    assert (status, out) == (2, '')
+    assert 'give --kind (one of: instantiate, scale, heal, terminate)' in err
+    status, out, _ = run(capsys, '--kind', 'heal', path)
+    assert status == 0
+    assert 'valid heal request' in out
+
+
+def test_kind_given_checks_against_that_kind(capsys):
+    status, _, err = run(capsys, '--kind', 'terminate',
+                         str(SAMPLES / 'scale_out_worker_instance.json'))
+    assert status == 1
+    assert 'terminationType: is required' in err
+    assert 'aspectId: unknown key; expected one of: additionalParams, ' \
+        'gracefulTerminationTimeout, terminationType' in err
+
+
+def test_placeholder_in_a_proxy_url_shows_no_credential(capsys, tmp_path):
+    body = sample('storage')
+    body['additionalParams']['k8s_cluster_installation_param']['proxy'][
+        'http_proxy'] = 'http://REPLACE_WITH_USER:Proxy-Secret@proxy:3128'
+    status, _, err = run(capsys, write(tmp_path, body))
+    assert status == 1
+    assert err == (f"{K}.proxy.http_proxy: still holds the sample's "
+                   'placeholder REPLACE_WITH_USER; replace it\n')

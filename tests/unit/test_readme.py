@@ -18,3 +18,28 @@ def test_readme_starts_with_the_demo_and_names_the_test_command():
     text = README.read_text(encoding='utf-8')
     assert text.index('tools/demo.sh') < text.index('Install into Tacker')
     assert 'python -m pytest tests' in text
+
+
+def test_readme_install_steps_are_ones_that_work():
+    text = README.read_text(encoding='utf-8')
+    # The plugin is not on PyPI: the README must not send people there.
+    assert 'pip install tacker-kubernetes-mgmt' not in text
+    assert 'pip install /path/to/kubernetes-mgmt' in text
+    # The venv the tools make is the one the README names.
+    bootstrap = (README.parent / 'tools' / 'bootstrap.sh').read_text()
+    assert 'venv=${1:-/opt/kubernetes-mgmt/venv}' in bootstrap
+    lab = text[text.index('\nThe lab\n'):text.index('\nBenchmark\n')]
+    assert '/opt/kubernetes-mgmt/venv' in lab
+    assert 'lab exec master-0 -- kubectl get nodes' in lab
+
+
+def test_readme_says_what_the_demo_and_ci_need_and_run():
+    text = README.read_text(encoding='utf-8')
+    demo = text[:text.index('\nInstall into Tacker\n')]
+    tests = text[text.index('\nRunning the tests\n'):]
+    for section in (demo, tests):
+        assert 'package registries' in section
+        assert 'minutes' in section
+    assert 'sudo kubernetes-mgmt demo' in demo
+    assert 'then the Tacker suite' in tests
+    assert 'tox -e tacker' in (README.parent / '.ci' / 'run').read_text()

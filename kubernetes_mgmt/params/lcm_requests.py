@@ -1,0 +1,104 @@
+"""The other request bodies a user writes: scale, heal and terminate.
+
+Tacker's API checks these before any hook runs; they are described here
+so ``kubernetes-mgmt validate-request`` can check a file offline (the
+samples in ``samples/requests/``), with the same messages as the
+Instantiate request. Fields follow ETSI SOL003 as Tacker's v1 API takes
+them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from kubernetes_mgmt.params.schema import PARAM_KEY, Finding, findings
+
+INSTANTIATE = 'instantiate'
+SCALE = 'scale'
+HEAL = 'heal'
+TERMINATE = 'terminate'
+KINDS = (INSTANTIATE, SCALE, HEAL, TERMINATE)
+
+_ADDITIONAL = {'type': 'object', 'description': 'additional parameters'}
+
+
+def _request(properties: dict, required: list[str], name: str) -> dict:
+    return {'type': 'object', 'description': name,
+            'properties': {**properties, 'additionalParams': _ADDITIONAL},
+            'required': required, 'additionalProperties': False}
+
+
+SCALE_REQUEST = _request(
+    {'type': {'enum': ['SCALE_OUT', 'SCALE_IN'],
+              'description': 'the direction'},
+     'aspectId': {'type': 'string', 'minLength': 1,
+                  'description': "the aspect to scale: the worker "
+                                 "group's, worker_instance in the sample "
+                                 "VNFD"},
+     'numberOfSteps': {'type': 'integer', 'minimum': 1, 'maximum': 1000,
+                       'description': 'steps of the aspect (default 1)'}},
+    ['type', 'aspectId'], 'ScaleVnfRequest')
+
+HEAL_REQUEST = _request(
+    {'vnfcInstanceId': {'type': 'array',
+                        'items': {'type': 'string', 'minLength': 1,
+                                  'description': 'a VNFC instance id'},
+                        'description': 'the VNFCs to heal; none or an '
+                                       'empty list heals the whole VNF'},
+     'cause': {'type': 'string', 'description': 'why'}},
+    [], 'HealVnfRequest')
+
+TERMINATE_REQUEST = _request(
+    {'terminationType': {'enum': ['FORCEFUL', 'GRACEFUL'],
+                         'description': 'how to terminate'},
+     'gracefulTerminationTimeout': {
+         'type': 'integer', 'minimum': 0, 'maximum': 86400,
+         'description': 'seconds to wait with GRACEFUL'}},
+    ['terminationType'], 'TerminateVnfRequest')
+
+_VALIDATORS = {kind: Draft202012Validator(schema) for kind, schema in (
+    (SCALE, SCALE_REQUEST), (HEAL, HEAL_REQUEST),
+    (TERMINATE, TERMINATE_REQUEST))}
+
+# A key only one kind of request has, in the order they are tried.
+_TELLING_KEYS = ((INSTANTIATE, ('flavourId',)),
+                 (SCALE, ('aspectId', 'numberOfSteps')),
+                 (TERMINATE, ('terminationType',
+                              'gracefulTerminationTimeout')),
+                 (HEAL, ('vnfcInstanceId', 'cause')))
+
+
+def guess_kind(body: Any) -> str | None:
+    """The kind of request ``body`` is, judged by its keys; None when no
+    key tells (then the caller must be told the kind)."""
+    if not isinstance(body, dict):
+        return None
+    for kind, keys in _TELLING_KEYS:
+        if any(key in body for key in keys):
+            return kind
+    additional = body.get('additionalParams')
+    if isinstance(additional, dict) and PARAM_KEY in additional:
+        return INSTANTIATE
+    return None
+
+
+def request_findings(kind: str, body: Any) -> list[Finding]:
+    """Structural problems of a scale, heal or terminate request."""
+    return findings(_VALIDATORS[kind], body)
+
+
+def summary(kind: str, body: dict) -> list[str]:
+    """What a valid request asks for, one line each."""
+    if kind == SCALE:
+        steps = body.get('numberOfSteps', 1)
+        return [f"  operation:       {body['type']} of aspect "
+                f"{body['aspectId']} by {steps} step(s)"]
+    if kind == HEAL:
+        vnfcs = body.get('vnfcInstanceId') or []
+        target = (f'{len(vnfcs)} VNFC(s)' if vnfcs
+                  else 'the whole VNF (a new stack)')
+        return [f'  operation:       heal {target}']
+    timeout = body.get('gracefulTerminationTimeout')
+    return [f"  operation:       terminate, {body['terminationType']}"
+            + (f' (timeout {timeout} s)' if timeout is not None else '')]
