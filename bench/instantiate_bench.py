@@ -13,11 +13,10 @@ work, and the driver's own overhead (wall time minus that critical path).
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
 import time
 
 from kubernetes_mgmt.lab import driving
+from kubernetes_mgmt.lab.bench_output import show_progress, step
 from kubernetes_mgmt.lab.testing import throwaway_lab
 from kubernetes_mgmt.orchestration.instantiate import instantiate
 from kubernetes_mgmt.params.validate import parse_cluster_params
@@ -39,21 +38,6 @@ def measure(workers: int, install_delay: float) -> dict:
             'overhead': wall - progress.remote_critical_seconds,
             'ssh_min': min(accepts), 'ssh_max': max(accepts)}
 
-
-def step(text: str) -> None:
-    """A progress line on stderr (the table goes to stdout)."""
-    print(f'{time.strftime("%H:%M:%S")} {text}', file=sys.stderr,
-          flush=True)
-
-
-def show_progress(quiet: bool) -> None:
-    """The driver's phase lines ("prepare nodes done in 61.2 s") on
-    stderr, unless ``quiet``; warnings always."""
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
-                        format='%(asctime)s %(message)s', datefmt='%H:%M:%S')
-    if not quiet:
-        logging.getLogger('kubernetes_mgmt.orchestration.progress'
-                          ).setLevel(logging.INFO)
 
 
 def main() -> None:

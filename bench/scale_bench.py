@@ -13,11 +13,10 @@ critical path of remote work and the driver's own overhead.
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
 import time
 
 from kubernetes_mgmt.lab import driving
+from kubernetes_mgmt.lab.bench_output import show_progress, step
 from kubernetes_mgmt.lab.emulated import set_install_delay
 from kubernetes_mgmt.lab.testing import throwaway_lab
 from kubernetes_mgmt.orchestration.scale import scale_out
@@ -46,21 +45,6 @@ def measure(new_workers: int, install_delay: float) -> dict:
             'remote': progress.remote_critical_seconds,
             'overhead': wall - progress.remote_critical_seconds}
 
-
-def step(text: str) -> None:
-    """A progress line on stderr (the table goes to stdout)."""
-    print(f'{time.strftime("%H:%M:%S")} {text}', file=sys.stderr,
-          flush=True)
-
-
-def show_progress(quiet: bool) -> None:
-    """The driver's phase lines ("prepare nodes done in 61.2 s") on
-    stderr, unless ``quiet``; warnings always."""
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
-                        format='%(asctime)s %(message)s', datefmt='%H:%M:%S')
-    if not quiet:
-        logging.getLogger('kubernetes_mgmt.orchestration.progress'
-                          ).setLevel(logging.INFO)
 
 
 def main() -> None:
