@@ -17,8 +17,11 @@ class LabConfig:
     install_delay: float = 0.0
     # Version installed when a package is not pinned (no "v" prefix).
     kubernetes_version: str = '1.31.4'
-    # How long kubeadm join keeps trying to reach the endpoint.
-    join_timeout: float = 10.0
+    # How long kubeadm init/join keep trying to reach the control-plane
+    # endpoint. Real kubeadm retries for minutes; 10 s failed HA inits
+    # (VIP not yet up) when the lab's 2 cores were busy. Tests of an
+    # unreachable endpoint set a short one.
+    join_timeout: float = 60.0
     # Replicas of a demo Deployment created at init, so drains have
     # ordinary pods to evict.
     demo_replicas: int = 2
