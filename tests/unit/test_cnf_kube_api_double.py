@@ -4,6 +4,7 @@ workload controllers, deletion with propagation, RBAC and TLS."""
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 from kubernetes import client, dynamic
@@ -201,4 +202,20 @@ def test_tls_with_its_own_ca(tmp_path):
         with api_client(double, 'admin', str(ca)) as api:
             names = [n.metadata.name for n in
                      client.CoreV1Api(api).list_namespace().items]
+        assert 'default' in names
+
+
+def test_a_silent_client_does_not_stall_other_tls_clients(tmp_path):
+    # A client that connects and never starts TLS (a probe cut short on
+    # a busy machine) must not block the API for everyone else.
+    with KubeApiDouble(tls=True) as double:
+        double.add_token('admin', cluster_admin())
+        ca = tmp_path / 'ca.crt'
+        ca.write_text(double.ca_pem)
+        port = int(double.url.rsplit(':', 1)[1])
+        with socket.create_connection(('127.0.0.1', port)):
+            with api_client(double, 'admin', str(ca)) as api:
+                api.configuration.retries = False
+                names = [n.metadata.name for n in client.CoreV1Api(api)
+                         .list_namespace(_request_timeout=5).items]
         assert 'default' in names

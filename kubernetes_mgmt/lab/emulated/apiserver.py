@@ -20,6 +20,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from kubernetes_mgmt.lab.emulated import kubeconfig, store
+from kubernetes_mgmt.lab.tls_server import TlsHTTPServer
 from kubernetes_mgmt.remote.retry import wait_until
 
 MODULE = 'kubernetes_mgmt.lab.emulated.apiserver'
@@ -104,13 +105,12 @@ def serve(args: argparse.Namespace) -> None:
     Handler.cluster_dir = args.cluster_dir
     Handler.version = args.version
     Handler.address = f'{args.address}:{args.port}'
-    server = ThreadingHTTPServer((args.address, args.port), Handler)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(args.cert, args.key)
     if args.client_ca:
         ctx.verify_mode = ssl.CERT_OPTIONAL
         ctx.load_verify_locations(args.client_ca)
-    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    server = TlsHTTPServer((args.address, args.port), Handler, ctx)
     tmp = f'{args.pidfile}.tmp'
     with open(tmp, 'w', encoding='utf-8') as f:
         f.write(str(os.getpid()))

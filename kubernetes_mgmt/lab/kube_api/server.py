@@ -15,6 +15,7 @@ from kubernetes_mgmt.lab.kube_api import (
     rbac,
 )
 from kubernetes_mgmt.lab.kube_api.status import ApiError, failure
+from kubernetes_mgmt.lab.tls_server import TlsHTTPServer
 
 _VERBS = {'POST': 'create', 'PUT': 'update', 'PATCH': 'patch',
           'DELETE': 'delete'}
@@ -183,11 +184,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 def serve(exchange: Exchange, ssl_context=None) -> ThreadingHTTPServer:
     handler = type('Handler', (_Handler,), {'exchange': exchange})
-    server = ThreadingHTTPServer(('127.0.0.1', 0), handler)
-    server.daemon_threads = True
-    if ssl_context is not None:
-        server.socket = ssl_context.wrap_socket(server.socket,
-                                                server_side=True)
+    if ssl_context is None:
+        server = ThreadingHTTPServer(('127.0.0.1', 0), handler)
+        server.daemon_threads = True
+    else:
+        server = TlsHTTPServer(('127.0.0.1', 0), handler, ssl_context)
     # A short poll interval makes shutdown() quick (tests start many).
     thread = threading.Thread(target=server.serve_forever,
                               kwargs={'poll_interval': 0.02},
