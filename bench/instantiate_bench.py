@@ -16,7 +16,7 @@ import argparse
 import time
 
 from kubernetes_mgmt.lab import driving
-from kubernetes_mgmt.lab.bench_output import show_progress, step
+from kubernetes_mgmt.lab.bench_output import run_each, show_progress
 from kubernetes_mgmt.lab.testing import throwaway_lab
 from kubernetes_mgmt.orchestration.instantiate import instantiate
 from kubernetes_mgmt.params.validate import parse_cluster_params
@@ -58,13 +58,7 @@ def main() -> None:
                         help="only the run lines, not the driver's phases")
     args = parser.parse_args()
     show_progress(args.quiet)
-    rows = []
-    for number, workers in enumerate(args.workers, 1):
-        step(f'run {number} of {len(args.workers)}: {workers} '
-             f'{WHAT} (each install {args.install_delay:g} s)')
-        rows.append(measure(workers, args.install_delay))
-        step(f'run {number} of {len(args.workers)}: '
-             f'{rows[-1]["wall"]:.1f} s')
+    rows = run_each(args.workers, args.install_delay, WHAT, measure)
     base = rows[0]['wall']
     print(f'install delay per node: {args.install_delay:g} s')
     print(f'{"W":>3} {"wall s":>8} {"ratio":>6} {"remote s":>9} '

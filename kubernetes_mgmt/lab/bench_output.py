@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections.abc import Callable
 
 
 def step(text: str) -> None:
@@ -21,3 +22,16 @@ def show_progress(quiet: bool) -> None:
     if not quiet:
         logging.getLogger('kubernetes_mgmt.orchestration.progress'
                           ).setLevel(logging.INFO)
+
+
+def run_each(counts: list[int], install_delay: float, what: str,
+             measure: Callable[[int, float], dict]) -> list[dict]:
+    """One measured run per worker count, each announced and timed on
+    stderr; the rows (each with its ``wall`` seconds) in order."""
+    rows = []
+    for number, count in enumerate(counts, 1):
+        step(f'run {number} of {len(counts)}: {count} {what} '
+             f'(each install {install_delay:g} s)')
+        rows.append(measure(count, install_delay))
+        step(f'run {number} of {len(counts)}: {rows[-1]["wall"]:.1f} s')
+    return rows
