@@ -321,10 +321,8 @@ kind: JoinConfiguration
 discovery:
   bootstrapToken:
     apiServerEndpoint: "{endpoint}"
-    token: {token}
+    token: "{token}"
     caCertHashes: ["{ca_hash}"]
-nodeRegistration:
-  name: w-0
 """
 
 
@@ -357,7 +355,8 @@ def test_joins_go_through_a_real_haproxy(lab):
     os.makedirs(w0.path('/etc'), exist_ok=True)
     with open(w0.path('/etc/join.yaml'), 'w', encoding='utf-8') as f:
         f.write(JOIN_CONFIG.format(endpoint=f'{m0.ip}:16443', token=token,
-                                   ca_hash=ca_hash))
+                                   ca_hash=ca_hash)
+                + 'nodeRegistration:\n  name: w-0\n')
     # a proxy whose only backend is down drops the TLS handshake
     _haproxy(m0, [('nowhere', f'{m0.ip[:-2]}99')])
     down = w0.run('kubeadm', 'join', '--config', '/etc/join.yaml')
@@ -452,17 +451,6 @@ def test_join_secrets_from_a_config_file_let_nodes_join(lab):
     assert ('w-0', ['kubeadm', 'join', '--config']) in started
     assert not [e for e in log if token in ' '.join(e['argv'])
                 or key in ' '.join(e['argv'])]
-
-
-JOIN_CONFIG = """\
-apiVersion: kubeadm.k8s.io/v1beta4
-kind: JoinConfiguration
-discovery:
-  bootstrapToken:
-    apiServerEndpoint: "{endpoint}"
-    token: "{token}"
-    caCertHashes: ["{ca_hash}"]
-"""
 
 
 def test_token_create_config_cannot_be_mixed_with_token_flags(lab):
