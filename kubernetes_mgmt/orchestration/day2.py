@@ -18,8 +18,12 @@ from kubernetes_mgmt import instance_state, redact, tacker_objects
 from kubernetes_mgmt.cluster import roles
 from kubernetes_mgmt.cluster.plan import ClusterPlan, Node, build_plan
 from kubernetes_mgmt.cluster.record import ClusterRecord
+from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.instance_state import DriverState, NodeRecord
+from kubernetes_mgmt.orchestration import engine
+from kubernetes_mgmt.orchestration.cluster_setup import ClusterSetup
+from kubernetes_mgmt.orchestration.graph import CLUSTER, Graph, Step
 from kubernetes_mgmt.orchestration.helper_master import (
     reachable_ready_master,
 )
@@ -139,6 +143,18 @@ class Day2:
                      self.operation, self.instance_id, chosen.label)
             self.state.first_master = chosen.host.server_id
         return chosen
+
+    def choose_helper(self, graph: Graph, setup: ClusterSetup,
+                      avoid: Collection[str] = ()) -> Step:
+        """The step that makes ``helper`` the master of ``setup`` (its
+        ``first``): every step that runs kubectl needs it."""
+        def choose(_) -> None:
+            setup.first = self.helper(setup.plan, avoid, setup.sessions)
+        return graph.add('choose master', CLUSTER, choose)
+
+    def run(self, graph: Graph) -> dict[str, Any]:
+        return engine.run(graph, self.progress,
+                          parallel=CONF.kubernetes_mgmt.max_parallel_hosts)
 
     @contextlib.contextmanager
     def sessions(self, replacing: Iterable[str] = ()) -> Iterator[Sessions]:

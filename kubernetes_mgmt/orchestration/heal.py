@@ -25,16 +25,15 @@ from typing import Any
 from kubernetes_mgmt import redact, tacker_objects
 from kubernetes_mgmt.cluster import etcd, vip
 from kubernetes_mgmt.cluster.node_removal import remove_node
-from kubernetes_mgmt.cluster.node_state import ClusterFacts, Stage
 from kubernetes_mgmt.cluster.placement import node_labels
 from kubernetes_mgmt.cluster.plan import ClusterPlan, Node
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import Problem, ValidationError
 from kubernetes_mgmt.instance_state import DriverState
-from kubernetes_mgmt.orchestration import storage
+from kubernetes_mgmt.orchestration import steps, storage
 from kubernetes_mgmt.orchestration.cluster_setup import ClusterSetup
 from kubernetes_mgmt.orchestration.day2 import Day2
-from kubernetes_mgmt.orchestration.parallel import for_each
+from kubernetes_mgmt.orchestration.graph import CLUSTER, Graph, Step
 from kubernetes_mgmt.orchestration.progress import Progress
 from kubernetes_mgmt.topology.model import Role
 
@@ -130,39 +129,69 @@ def heal_start(context: Any, vnf_instance: Any,
     op = Day2.load('heal', context, vnf_instance)
     chosen = targets(vnf_instance, vnfc_ids, op.state)
     plan = op.read_plan()
+    with op.sessions() as sessions:
+        op.run(heal_start_graph(op, ClusterSetup(plan, sessions,
+                                                 op.progress), chosen))
+    return op.finish()
+
+
+def heal_start_graph(op: Day2, setup: ClusterSetup,
+                     chosen: Sequence[Target]) -> Graph:
+    """From a master that stays: refuse a storage heal while a PV is
+    Bound (before anything changes); note the targets in the instance;
+    take healed masters out of the other masters' HAProxy; remove each
+    healed master (node and etcd member, one at a time) and each healed
+    worker; delete the PVs of a healed storage server."""
+    plan, graph = setup.plan, Graph(op.operation)
     names = {t.name for t in chosen}
     masters = [t for t in chosen if t.role == MASTER]
     workers = [t for t in chosen if t.role not in (MASTER, STORAGE)]
     healing_storage = any(t.role == STORAGE for t in chosen)
     timeout = CONF.kubernetes_mgmt.drain_timeout
-    with op.sessions() as sessions:
-        helper = op.helper(plan, names, sessions)
-        setup = ClusterSetup(plan, sessions, op.progress, first=helper)
-        kube = setup.session(helper)
-        if healing_storage:     # before anything changes
-            storage.refuse_if_in_use(plan, kube)
+
+    def kube():
+        return setup.session(setup.first)
+
+    helper = op.choose_helper(graph, setup, names)
+    refused = graph.add('check volumes unused', CLUSTER,
+                        lambda _: storage.refuse_if_in_use(plan, kube()),
+                        needs=[helper]) if healing_storage else None
+
+    def note(_) -> None:
         for target in chosen:
             op.state.healing[target.vnfc_id] = target.record
         op.save()
-        if masters and plan.ha:
-            staying = [m for m in plan.masters if m.name not in names]
-            setup.load_balancers(on=staying, backends=staying)
-        # One master at a time: each removal changes etcd's quorum.
-        for target in masters:
-            with op.progress.phase('remove master', target.name):
-                remove_node(kube, target.name, drain_timeout=timeout)
-                etcd.remove_node_member(kube, helper.name, target.name,
-                                        target.ip)
-        if workers:
-            with op.progress.phase('remove workers',
-                                   ', '.join(t.name for t in workers)):
-                for_each(workers, lambda t: remove_node(
-                    kube, t.name, drain_timeout=timeout),
-                    phase='remove workers', label=lambda t: t.name,
-                    parallel=CONF.kubernetes_mgmt.max_parallel_hosts)
-        if healing_storage:
-            storage.release_volumes(plan, kube, op.progress)
-    return op.finish()
+
+    noted = graph.add('note healed VNFCs', CLUSTER, note,
+                      needs=[helper, refused])
+    lbs: dict = {}
+    if masters and plan.ha:
+        staying = [m for m in plan.masters if m.name not in names]
+        lbs = steps.load_balancers(graph, setup, staying, backends=staying,
+                                   needs=[noted])
+    previous = None
+    for target in masters:
+        previous = graph.add(
+            'remove master', target.name,
+            lambda _, t=target: _remove_master(setup, t, timeout),
+            needs=[noted, previous, *lbs.values()], serial=steps.ETCD)
+    for target in workers:
+        graph.add('remove node', target.name,
+                  lambda _, t=target: remove_node(kube(), t.name,
+                                                  drain_timeout=timeout),
+                  needs=[noted])
+    if healing_storage and plan.persistent_volumes:
+        graph.add('delete persistent volumes', CLUSTER,
+                  lambda _: storage.release_volumes(plan, kube()),
+                  needs=[noted])
+    return graph
+
+
+def _remove_master(setup: ClusterSetup, target: Target,
+                   timeout: float) -> None:
+    kube = setup.session(setup.first)
+    remove_node(kube, target.name, drain_timeout=timeout)
+    etcd.remove_node_member(kube, setup.first.name, target.name, target.ip)
 
 
 # -- heal_end -------------------------------------------------------------
@@ -216,15 +245,9 @@ def heal_end(context: Any, vnf_instance: Any, vnfc_ids: Sequence[str],
     moved = [n for vnfc_id, n in healed
              if op.state.healing.get(vnfc_id, {}).get('ip', n.ip) != n.ip]
     with op.sessions(replacing=new_vms) as sessions:
-        helper = op.helper(plan, names, sessions)
-        setup = ClusterSetup(plan, sessions, op.progress, first=helper)
-        if nodes:
-            _rejoin(setup, helper, nodes, moved)
-            setup.label_nodes(labels)
-        if server:
-            storage.setup_server(plan, sessions, op.progress)
-            storage.register_volumes(plan, setup.session(helper),
-                                     op.progress)
+        setup = ClusterSetup(plan, sessions, op.progress)
+        op.run(heal_end_graph(op, setup, nodes, moved, labels,
+                              storage_server=bool(server)))
     for vnfc_id, node in healed:
         for server_id, record in list(op.state.node_records().items()):
             if record.name == node.name:
@@ -237,54 +260,71 @@ def heal_end(context: Any, vnf_instance: Any, vnfc_ids: Sequence[str],
     return op.finish()
 
 
-def _rejoin(setup: ClusterSetup, helper: Node, nodes: Sequence[Node],
-            moved: Sequence[Node]) -> None:
-    """The rebuilt VMs become nodes again (masters one at a time)."""
+def heal_end_graph(op: Day2, setup: ClusterSetup, nodes: Sequence[Node],
+                   moved: Sequence[Node], labels: dict[str, dict[str, str]],
+                   storage_server: bool = False) -> Graph:
+    """The rebuilt VMs become nodes again: each is prepared, its old
+    self (node object, etcd member) removed unless it has joined, then it
+    joins (masters one at a time). Once all are Ready: HAProxy on every
+    master again, the VIP back on the first master if it was rebuilt,
+    labels, and - if an address changed - every other node's
+    /etc/hosts. A rebuilt storage server is set up and the PVs
+    registered again."""
+    graph = Graph(op.operation)
+    helper = op.choose_helper(graph, setup, {n.name for n in nodes})
+    if nodes:
+        _rejoin(graph, setup, helper, nodes, moved, labels)
+    if storage_server:
+        server = steps.storage_server(graph, setup)
+        steps.register_volumes(graph, setup, [helper, server])
+    return graph
+
+
+def _rejoin(graph: Graph, setup: ClusterSetup, helper: Step,
+            nodes: Sequence[Node], moved: Sequence[Node],
+            labels: dict[str, dict[str, str]]) -> None:
     plan = setup.plan
+    prepared = steps.prepare(graph, setup, nodes)
+    cleared = {n.name: graph.add(
+        'check old node gone', n.label, lambda _, n=n: _forget_old_self(
+            setup, n), check=lambda n=n: not setup.joined(n),
+        needs=[helper, prepared[n.name]],
+        serial=steps.ETCD if n.host.role is Role.MASTER else None,
+        why='the new VM has joined') for n in nodes}
+    credentials = steps.refresh_join(graph, setup, [helper])
+    joined = steps.joins(graph, setup, _masters_first(nodes), credentials,
+                         cleared)
+    ready = steps.wait_ready(graph, setup, nodes, joined)
     masters = [n for n in nodes if n.host.role is Role.MASTER]
-    workers = [n for n in nodes if n.host.role is not Role.MASTER]
-    setup.prepare(nodes)
-    _forget_old_selves(setup, helper, nodes)
-    secrets = setup.refresh_join()
-    setup.join_masters(masters, secrets)
-    setup.join_workers(workers, secrets)
-    setup.wait_ready(nodes)
     if masters and plan.ha:
-        setup.load_balancers()
+        lbs = steps.load_balancers(graph, setup, plan.masters,
+                                   needs=[ready])
         if plan.masters[0] in masters:
             # The VRRP MASTER is back: let it take the VIP now.
-            with setup.progress.phase('VIP back on',
-                                      plan.masters[0].name):
-                vip.wait_for_vip(setup.session(plan.masters[0]),
-                                 plan.topology.cluster_ip,
-                                 deadline=VIP_TAKEOVER_DEADLINE)
+            first = plan.masters[0]
+            graph.add('VIP back', first.label,
+                      lambda _: vip.wait_for_vip(
+                          setup.session(first), plan.topology.cluster_ip,
+                          deadline=VIP_TAKEOVER_DEADLINE),
+                      needs=list(lbs.values()))
+    steps.label_nodes(graph, setup, labels, [ready])
     if moved:   # a new address: every node's /etc/hosts changes
-        setup.refresh_bystander_hosts(
-            [n for n in plan.nodes if n not in nodes])
+        steps.bystander_hosts(graph, setup,
+                              [n for n in plan.nodes if n not in nodes],
+                              [ready])
 
 
-def _forget_old_selves(setup: ClusterSetup, helper: Node,
-                       nodes: Sequence[Node]) -> None:
+def _masters_first(nodes: Sequence[Node]) -> list[Node]:
+    return sorted(nodes, key=lambda n: n.host.role is not Role.MASTER)
+
+
+def _forget_old_self(setup: ClusterSetup, node: Node) -> None:
     """Before a rebuilt VM joins: no node object and no etcd member of
     its old self may remain (kubeadm refuses to join then). heal_start
     removed them; this repeats it for nodes not joined yet, so heal_end
     also completes after a heal_start that failed half-way."""
-    kube = setup.session(helper)
-    with setup.progress.phase('check old nodes gone',
-                              f'{len(nodes)} node(s)'):
-        cluster = setup.cluster_facts(with_etcd=True)
-        for node in nodes:
-            if _joined(setup, node, cluster):
-                continue
-            remove_node(kube, node.name,
-                        drain_timeout=CONF.kubernetes_mgmt.drain_timeout)
-            if node.host.role is Role.MASTER:
-                etcd.remove_node_member(kube, helper.name, node.name,
-                                        node.ip)
-
-
-def _joined(setup: ClusterSetup, node: Node, cluster: ClusterFacts) -> bool:
-    """The new VM finished ``kubeadm join`` (judged by the same facts as
-    the join itself: a kubelet.conf left by a join that failed before its
-    etcd membership does not count)."""
-    return setup.join_stage(node, cluster) in (Stage.DONE, Stage.RESUME)
+    kube = setup.session(setup.first)
+    remove_node(kube, node.name,
+                drain_timeout=CONF.kubernetes_mgmt.drain_timeout)
+    if node.host.role is Role.MASTER:
+        etcd.remove_node_member(kube, setup.first.name, node.name, node.ip)

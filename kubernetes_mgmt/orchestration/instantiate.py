@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from kubernetes_mgmt import instance_state, redact, tacker_objects
@@ -12,9 +13,9 @@ from kubernetes_mgmt.cluster.placement import node_labels
 from kubernetes_mgmt.cluster.plan import ClusterPlan, build_plan
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.instance_state import DriverState, NodeRecord
-from kubernetes_mgmt.orchestration import storage
+from kubernetes_mgmt.orchestration import engine, steps
 from kubernetes_mgmt.orchestration.cluster_setup import ClusterSetup
-from kubernetes_mgmt.orchestration.parallel import for_each
+from kubernetes_mgmt.orchestration.graph import CLUSTER, Graph
 from kubernetes_mgmt.orchestration.progress import Progress
 from kubernetes_mgmt.package import package_dir
 from kubernetes_mgmt.params.model import ClusterParams
@@ -41,7 +42,7 @@ def instantiate(context: Any, vnf_instance: Any, params: ClusterParams,
                 zones: dict[str, str] | None = None) -> Progress:
     """Install the cluster, register it as a VIM, remember what later
     hooks need (``zones``: server id -> availability zone granted).
-    Returns the timing of the phases."""
+    Returns the timing of the phases and steps."""
     instance_id = tacker_objects.instance_id(vnf_instance)
     progress = Progress(operation, instance_id)
     state = instance_state.load(vnf_instance)   # refuses a tampered one
@@ -63,41 +64,56 @@ def instantiate(context: Any, vnf_instance: Any, params: ClusterParams,
     if state.record is None or state.stack_id != stack_id:
         state.record = plan.freeze()    # frozen before any host changes
     keys = host_keys(state)
+
+    def register(admin: AdminCredentials) -> None:
+        record = register_vim(context, vnf_instance, plan, admin)
+        state.vim_id, state.vim_name = record.id, record.name
+
     try:
         with Sessions(keys) as sessions:
             progress.sessions = sessions
-            setup = ClusterSetup(plan, sessions, progress)
-            admin = _build(setup, plan, sessions, progress)
-            _record_patch(state, setup)
-            setup.label_nodes(labels)
-            storage.register_volumes(plan, setup.session(setup.first),
-                                     progress)
+            setup = ClusterSetup(plan, sessions, progress, installs=True)
+            graph = install_graph(operation, setup, labels, state, register)
+            engine.run(graph, progress,
+                       parallel=CONF.kubernetes_mgmt.max_parallel_hosts)
     finally:
-        # Keep what was learnt even when a phase failed: a re-run then
+        # Keep what was learnt even when a step failed: a re-run then
         # checks the same host keys and builds the same cluster.
         state.host_keys = dict(keys.known)
         _remember_cluster(state, plan)
         instance_state.save(vnf_instance, state)
-    with progress.phase('register VIM', plan.vim_name):
-        record = register_vim(context, vnf_instance, plan, admin)
-    state.vim_id, state.vim_name = record.id, record.name
-    instance_state.save(vnf_instance, state)
     LOG.info('%s', progress.summary())
     return progress
 
 
-def _build(setup: ClusterSetup, plan: ClusterPlan, sessions: Sessions,
-           progress: Progress) -> AdminCredentials:
-    """The cluster, and beside it the storage server (they share no
-    host, and both spend most of their time installing packages)."""
-    if plan.storage is None:
-        return setup.build()
-    steps = [('cluster', setup.build),
-             ('storage server',
-              lambda: storage.setup_server(plan, sessions, progress))]
-    admin, _ = for_each(steps, lambda step: step[1](), phase='install',
-                        label=lambda step: step[0], parallel=2)
-    return admin
+def install_graph(operation: str, setup: ClusterSetup,
+                  labels: dict[str, dict[str, str]], state: DriverState,
+                  register: Callable[[AdminCredentials], None]) -> Graph:
+    """Every node prepared; in HA the load balancers; the control plane;
+    the joins; then, once every node is Ready, the admin account and the
+    VIM, labels and PersistentVolumes. The storage server is set up
+    beside all of it (it shares no host with the cluster)."""
+    plan = setup.plan
+    graph = Graph(operation)
+    prepared = steps.prepare(graph, setup, plan.nodes)
+    lbs = (steps.load_balancers(graph, setup, plan.masters, after=prepared)
+           if plan.ha else {})
+    credentials = steps.control_plane(
+        graph, setup, [prepared[plan.first_master.name], *lbs.values()])
+    joined = steps.joins(graph, setup, [*plan.masters[1:], *plan.workers],
+                         credentials, {**prepared, **lbs})
+    ready = steps.wait_ready(graph, setup, plan.nodes,
+                             [credentials, *joined])
+    graph.add('read Kubernetes version', CLUSTER,
+              lambda _: _record_patch(state, setup), needs=[ready])
+    admin = graph.add('admin account', CLUSTER,
+                      lambda _: setup.admin_account(), needs=[ready])
+    graph.add('register VIM', CLUSTER, lambda _: register(setup.admin),
+              needs=[admin])
+    steps.label_nodes(graph, setup, labels, [ready])
+    server = steps.storage_server(graph, setup)
+    steps.register_volumes(graph, setup, [ready, server])
+    return graph
 
 
 def _record_patch(state: DriverState, setup: ClusterSetup) -> None:
@@ -110,7 +126,9 @@ def _record_patch(state: DriverState, setup: ClusterSetup) -> None:
 
 
 def register_vim(context: Any, vnf_instance: Any, plan: ClusterPlan,
-                 admin: AdminCredentials) -> VimRecord:
+                 admin: AdminCredentials | None) -> VimRecord:
+    if admin is None:
+        raise ValueError('no admin credentials to register the VIM with')
     spec = VimSpec(name=plan.vim_name, auth_url=plan.auth_url,
                    bearer_token=admin.bearer_token,
                    ssl_ca_cert=admin.ca_cert,

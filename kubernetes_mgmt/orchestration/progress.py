@@ -1,8 +1,11 @@
-"""Progress and timing of an operation, phase by phase.
+"""Progress and timing of an operation: its phases (work outside a
+graph, such as reading the topology) and every step the engine ran.
 
 Besides wall time, each phase records the longest time any one host spent
-in remote commands during it; summed over phases this is the critical path
-of remote work, and wall time minus it is the driver's own overhead.
+in remote commands during it. The steps of each graph give its critical
+path (``orchestration.timing``); with the phases' remote time this is the
+part of the wall time the hosts needed, and the rest is the driver's own
+overhead.
 """
 from __future__ import annotations
 
@@ -10,9 +13,14 @@ import contextlib
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from kubernetes_mgmt import redact
+from kubernetes_mgmt.orchestration import timing
 from kubernetes_mgmt.remote.ssh import Sessions
+
+if TYPE_CHECKING:
+    from kubernetes_mgmt.orchestration.graph import Graph
 
 LOG = redact.get_logger(__name__)
 
@@ -25,12 +33,38 @@ class PhaseTiming:
 
 
 @dataclass
+class StepRun:
+    """One step as the engine ran it; ``result`` and ``error`` are
+    handed to the engine and not kept."""
+
+    id: str
+    name: str
+    host: str
+    outcome: str                    # done, skipped or failed
+    started: float = 0.0            # time.monotonic()
+    ended: float = 0.0
+    result: Any = field(default=None, repr=False, compare=False)
+    error: BaseException | None = field(default=None, repr=False,
+                                        compare=False)
+
+    @property
+    def seconds(self) -> float:
+        return max(0.0, self.ended - self.started)
+
+
+@dataclass
 class Progress:
     operation: str
     instance_id: str
     sessions: Sessions | None = None
     phases: list[PhaseTiming] = field(default_factory=list)
+    steps: list[StepRun] = field(default_factory=list)
+    graphs: list[Graph] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
+
+    def record(self, run: StepRun) -> None:
+        self.steps.append(StepRun(run.id, run.name, run.host, run.outcome,
+                                  run.started, run.ended))
 
     @contextlib.contextmanager
     def phase(self, name: str, detail: str = '') -> Iterator[None]:
@@ -56,6 +90,22 @@ class Progress:
     @property
     def remote_critical_seconds(self) -> float:
         return sum(p.remote_seconds for p in self.phases)
+
+    def graph_ran(self, graph: Graph, seconds: float) -> None:
+        """A graph's run counts as one phase whose remote time is its
+        critical path."""
+        self.graphs.append(graph)
+        critical, _ = self.critical_path(graph)
+        self.phases.append(PhaseTiming(graph.operation, seconds, critical))
+
+    def step_seconds(self) -> dict[str, float]:
+        return {s.id: s.seconds for s in self.steps}
+
+    def critical_path(self, graph: Graph) -> tuple[float, list[str]]:
+        return timing.critical_path(graph, self.step_seconds())
+
+    def phase_barrier_seconds(self, graph: Graph) -> float:
+        return timing.phase_barrier_wall(graph, self.step_seconds())
 
     def summary(self) -> str:
         """One line: the wall time and what it went to. Time outside every

@@ -12,7 +12,9 @@ from typing import Any
 
 from kubernetes_mgmt import instance_state, redact, tacker_objects
 from kubernetes_mgmt.instance_state import DriverState
+from kubernetes_mgmt.orchestration import terminate
 from kubernetes_mgmt.orchestration.day2 import stored_params
+from kubernetes_mgmt.orchestration.graph import CLUSTER, Graph
 from kubernetes_mgmt.orchestration.instantiate import instantiate
 from kubernetes_mgmt.orchestration.progress import Progress
 from kubernetes_mgmt.vim.release import refuse_if_in_use, release_vim
@@ -26,12 +28,26 @@ def rebuild_start(context: Any, vnf_instance: Any) -> None:
     the old cluster."""
     stored_params(vnf_instance)     # heal_end will need them: check now
     state = instance_state.load(vnf_instance)
-    refuse_if_in_use(context, vnf_instance, state, OPERATION)
-    release_vim(context, vnf_instance, state)
-    instance_state.save(vnf_instance, _fresh(state))
+    terminate.run(rebuild_start_graph(context, vnf_instance, state),
+                  vnf_instance)
     LOG.info('instance %s: VIM removed; the cluster is installed again '
              'on the new stack by heal_end',
              tacker_objects.instance_id(vnf_instance))
+
+
+def rebuild_start_graph(context: Any, vnf_instance: Any,
+                        state: DriverState) -> Graph:
+    graph = Graph(OPERATION)
+    unused = graph.add('check no CNF uses the VIM', CLUSTER,
+                       lambda _: refuse_if_in_use(context, vnf_instance,
+                                                  state, OPERATION))
+    deleted = graph.add('delete VIM', CLUSTER,
+                        lambda _: release_vim(context, vnf_instance, state),
+                        needs=[unused])
+    graph.add('forget the old VMs', CLUSTER,
+              lambda _: instance_state.save(vnf_instance, _fresh(state)),
+              needs=[deleted])
+    return graph
 
 
 def rebuild_end(context: Any, vnf_instance: Any, vnf: dict | None = None,

@@ -18,9 +18,10 @@ from kubernetes_mgmt.cluster.placement import node_labels
 from kubernetes_mgmt.cluster.plan import ClusterPlan, Node
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import Problem, TopologyError, ValidationError
+from kubernetes_mgmt.orchestration import steps
 from kubernetes_mgmt.orchestration.cluster_setup import ClusterSetup
 from kubernetes_mgmt.orchestration.day2 import Day2
-from kubernetes_mgmt.orchestration.parallel import for_each
+from kubernetes_mgmt.orchestration.graph import CLUSTER, Graph
 from kubernetes_mgmt.orchestration.progress import Progress
 from kubernetes_mgmt.params.model import ClusterParams
 from kubernetes_mgmt.topology.model import Role
@@ -84,18 +85,28 @@ def scale_out(context: Any, vnf_instance: Any, request: Any,
     # Known before any host is touched: a rollback finds them.
     op.remember(new)
     with op.sessions() as sessions:
-        helper = op.helper(plan, (), sessions)
-        setup = ClusterSetup(plan, sessions, op.progress, first=helper)
-        setup.prepare(new)
-        secrets = setup.refresh_join()
-        setup.join_workers(new, secrets)
-        setup.wait_ready(new)
-        setup.label_nodes(labels)
-        # The new nodes got the full list in prepare; the others are
-        # bystanders: one that is down must not undo the scale-out.
-        setup.refresh_bystander_hosts(
-            [n for n in plan.nodes if n not in new])
+        op.run(scale_out_graph(op, ClusterSetup(plan, sessions, op.progress),
+                               new, labels))
     return op.finish()
+
+
+def scale_out_graph(op: Day2, setup: ClusterSetup, new: Sequence[Node],
+                    labels: dict[str, dict[str, str]]) -> Graph:
+    """Each new worker prepared, then joined as soon as it and the join
+    credentials are ready; once all are Ready, labelled and added to the
+    /etc/hosts of the other nodes. Those are bystanders: one that is down
+    must not undo the scale-out."""
+    graph = Graph(op.operation)
+    helper = op.choose_helper(graph, setup)
+    prepared = steps.prepare(graph, setup, new)
+    credentials = steps.refresh_join(graph, setup, [helper])
+    joined = steps.joins(graph, setup, new, credentials, prepared)
+    ready = steps.wait_ready(graph, setup, new, joined)
+    steps.label_nodes(graph, setup, labels, [ready])
+    steps.bystander_hosts(graph, setup,
+                          [n for n in setup.plan.nodes if n not in new],
+                          [ready])
+    return graph
 
 
 # -- SCALE_IN and the rollback of SCALE_OUT --------------------------------
@@ -141,23 +152,37 @@ def scale_in(context: Any, vnf_instance: Any, request: Any,
     staying = dataclasses.replace(
         plan, workers=tuple(w for w in plan.workers if w not in leaving))
     with op.sessions() as sessions:
-        helper = op.helper(plan, (), sessions)
-        setup = ClusterSetup(staying, sessions, op.progress, first=helper)
-        doomed = [n.name for n in leaving] + names_only
-        with op.progress.phase('remove nodes', ', '.join(doomed)):
-            for_each(doomed, lambda name: remove_node(
-                setup.session(helper), name,
-                drain_timeout=CONF.kubernetes_mgmt.drain_timeout),
-                phase='remove nodes', label=lambda name: name,
-                parallel=CONF.kubernetes_mgmt.max_parallel_hosts)
+        setup = ClusterSetup(staying, sessions, op.progress)
+        op.run(scale_in_graph(op, setup, leaving, names_only))
+    return op.finish()
+
+
+def scale_in_graph(op: Day2, setup: ClusterSetup, leaving: Sequence[Node],
+                   names_only: Sequence[str]) -> Graph:
+    """Every leaving node drained and deleted (in parallel), then
+    forgotten, then dropped from the /etc/hosts of the nodes that stay
+    (``setup.plan``). ``names_only``: nodes Heat no longer lists."""
+    graph = Graph(op.operation)
+    helper = op.choose_helper(graph, setup)
+    timeout = CONF.kubernetes_mgmt.drain_timeout
+    removed = [graph.add('remove node', where,
+                         lambda _, name=name: remove_node(
+                             setup.session(setup.first), name,
+                             drain_timeout=timeout), needs=[helper])
+               for name, where in [*((n.name, n.label) for n in leaving),
+                                   *((n, n) for n in names_only)]]
+
+    def forget(_) -> None:
         for node in leaving:
-            sessions.keys.forget(node.host.ssh_ip)
+            setup.sessions.keys.forget(node.host.ssh_ip)
             op.state.forget_node(node.host.server_id)
         for server_id, record in list(op.state.node_records().items()):
             if record.name in names_only:
                 op.state.forget_node(server_id)
-        setup.refresh_bystander_hosts(staying.nodes)
-    return op.finish()
+
+    forgotten = graph.add('forget nodes', CLUSTER, forget, needs=removed)
+    steps.bystander_hosts(graph, setup, setup.plan.nodes, [forgotten])
+    return graph
 
 
 def _members(plan: ClusterPlan, keys: Sequence[str], key_of,

@@ -5,6 +5,7 @@ the cluster install and then registers the PVs. A heal of the storage
 server's VNFC first makes sure no PV is in use - its data would be gone
 with the old volume - and deletes the PVs; after the rebuild the new
 server is set up and the PVs are registered again with its address.
+These are the actions of steps (``orchestration.steps``).
 """
 from __future__ import annotations
 
@@ -13,36 +14,24 @@ from kubernetes_mgmt.cluster import roles
 from kubernetes_mgmt.cluster.plan import ClusterPlan
 from kubernetes_mgmt.cluster.script import InstallScript
 from kubernetes_mgmt.conf import CONF
-from kubernetes_mgmt.orchestration.progress import Progress
-from kubernetes_mgmt.remote.ssh import Sessions, SshSession
+from kubernetes_mgmt.remote.ssh import SshSession
 from kubernetes_mgmt.storage import persistent_volumes
 
 LOG = redact.get_logger(__name__)
 
 
-def setup_server(plan: ClusterPlan, sessions: Sessions,
-                 progress: Progress) -> None:
-    """Volumes formatted (only when blank), mounted and exported; a
-    second run changes nothing."""
-    node = plan.storage
-    if node is None:
-        return
-    with progress.phase('storage server', node.label):
-        session = sessions.get(node.endpoint)
-        script = InstallScript(plan.script)
-        script.upload(session)
-        script.run(session, 'storage', roles.storage_server(plan))
+def setup_server(plan: ClusterPlan, session: SshSession) -> None:
+    """Volumes formatted (only when blank), mounted and exported on the
+    storage server ``session`` reaches; a second run changes nothing."""
+    script = InstallScript(plan.script)
+    script.upload(session)
+    script.run(session, 'storage', roles.storage_server(plan))
 
 
-def register_volumes(plan: ClusterPlan, kube: SshSession,
-                     progress: Progress) -> None:
-    if not plan.persistent_volumes:
-        return
-    names = ', '.join(m.name for m in plan.persistent_volumes)
-    with progress.phase('register persistent volumes', names):
-        persistent_volumes.register(
-            kube, plan.persistent_volumes,
-            deadline=CONF.kubernetes_mgmt.volume_timeout)
+def register_volumes(plan: ClusterPlan, kube: SshSession) -> None:
+    persistent_volumes.register(
+        kube, plan.persistent_volumes,
+        deadline=CONF.kubernetes_mgmt.volume_timeout)
 
 
 def refuse_if_in_use(plan: ClusterPlan, kube: SshSession) -> None:
@@ -52,11 +41,7 @@ def refuse_if_in_use(plan: ClusterPlan, kube: SshSession) -> None:
         'heal of the storage server')
 
 
-def release_volumes(plan: ClusterPlan, kube: SshSession,
-                    progress: Progress) -> None:
-    if not plan.persistent_volumes:
-        return
-    names = [m.name for m in plan.persistent_volumes]
-    with progress.phase('delete persistent volumes', ', '.join(names)):
-        persistent_volumes.delete(
-            kube, names, deadline=CONF.kubernetes_mgmt.volume_timeout)
+def release_volumes(plan: ClusterPlan, kube: SshSession) -> None:
+    persistent_volumes.delete(
+        kube, [m.name for m in plan.persistent_volumes],
+        deadline=CONF.kubernetes_mgmt.volume_timeout)

@@ -18,7 +18,7 @@ SCRIPT = textwrap.dedent('''
     import eventlet
     eventlet.monkey_patch()
     import json, sys
-    from kubernetes_mgmt.orchestration.parallel import for_each
+    from kubernetes_mgmt.orchestration.engine import run_each
     from kubernetes_mgmt.remote.hostkeys import HostKeyStore
     from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
 
@@ -37,7 +37,7 @@ SCRIPT = textwrap.dedent('''
                     .strip(), len(big.stdout),
                     session.run(['whoami'], step='sudo', sudo=True)
                     .stdout.strip()]
-        print(json.dumps(for_each(args['ips'], work, phase='eventlet',
+        print(json.dumps(run_each('eventlet', args['ips'], work,
                                   label=str, parallel=4)))
 ''')
 

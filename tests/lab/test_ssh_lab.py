@@ -13,7 +13,7 @@ from kubernetes_mgmt.errors import (
     HostKeyMismatch,
     TransferTimeout,
 )
-from kubernetes_mgmt.orchestration.parallel import for_each
+from kubernetes_mgmt.orchestration.engine import run_each
 from kubernetes_mgmt.remote.hostkeys import HostKeyStore
 from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions, connect
 
@@ -45,7 +45,7 @@ def test_one_connection_per_host_serves_commands_and_sftp(lab):
         return host.name
 
     with Sessions(HostKeyStore()) as sessions:
-        for_each(hosts, work, phase='many commands', label=lambda h: h.name,
+        run_each('many commands', hosts, work, label=lambda h: h.name,
                  parallel=5)
     for host in hosts:
         expected = before[host.name] + 1

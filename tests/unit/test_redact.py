@@ -8,7 +8,7 @@ import threading
 
 from kubernetes_mgmt import lifecycle, redact
 from kubernetes_mgmt.errors import CommandFailed
-from kubernetes_mgmt.orchestration.parallel import for_each
+from kubernetes_mgmt.orchestration.engine import run_each
 
 LOGGER = 'kubernetes_mgmt.test_redact'
 
@@ -94,7 +94,7 @@ def test_scope_reaches_the_operations_worker_threads(caplog):
             return redact.redact('joined-with-secret')
 
         with caplog.at_level(logging.INFO, logger='kubernetes_mgmt'):
-            results = for_each(['m1', 'm2', 'm3'], step, phase='join',
+            results = run_each('join', ['m1', 'm2', 'm3'], step,
                                label=str, parallel=3)
         assert results == ['***'] * 3
         assert redact.redact('m2-own-secret') == '***'
@@ -152,7 +152,7 @@ EVENTLET = textwrap.dedent('''
     eventlet.monkey_patch()
     import json, logging
     from kubernetes_mgmt import redact
-    from kubernetes_mgmt.orchestration.parallel import for_each
+    from kubernetes_mgmt.orchestration.engine import run_each
 
     gate = eventlet.event.Event()
 
@@ -160,8 +160,8 @@ EVENTLET = textwrap.dedent('''
         with redact.operation(mine):
             redact.register(mine)
             gate.wait()
-            shown = for_each([1, 2], lambda _: redact.redact(
-                mine + ' ' + theirs), phase='p', label=str, parallel=2)
+            shown = run_each('p', [1, 2], lambda _: redact.redact(
+                mine + ' ' + theirs), label=str, parallel=2)
             return shown
 
     a = eventlet.spawn(operation, 'alpha-green-1', 'bravo-green-2')
