@@ -16,6 +16,7 @@ _SUBCOMMAND_MODULES = (
     'kubernetes_mgmt.cli.lab',
     'kubernetes_mgmt.cli.demo',
     'kubernetes_mgmt.cli.package',
+    'kubernetes_mgmt.cli.plan',
 )
 
 

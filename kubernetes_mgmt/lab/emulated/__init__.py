@@ -19,6 +19,7 @@ import shlex
 # (17 VMs share two cores in a benchmark).
 _LAZY = {
     'LabConfig': 'config', 'set_install_delay': 'config',
+    'set_install_delays': 'config',
     'update_config': 'config', 'clear_faults': 'faults',
     'inject_fault': 'faults', 'ClusterView': 'view',
     'expire_certificate_key': 'view', 'expire_tokens': 'view',
@@ -49,7 +50,8 @@ COMMANDS = {
 __all__ = ['COMMANDS', 'ClusterView', 'LabConfig', 'clear_faults',
            'expire_certificate_key', 'expire_tokens', 'inject_fault',
            'install_commands', 'reset_cluster', 'set_host_down',
-           'set_install_delay', 'update_config', 'wrapper_script']
+           'set_install_delay', 'set_install_delays', 'update_config',
+           'wrapper_script']
 
 
 def wrapper_script(command: str, python: str) -> str:

@@ -123,8 +123,9 @@ def _install(ctx: Context, opts: set[str], words: list[str]) -> int:
     ctx.out('The following packages will be installed:\n  '
             + ' '.join(sorted(plan)))
     _confirm(ctx, opts)
-    if ctx.config.install_delay > 0:
-        time.sleep(ctx.config.install_delay)   # the emulated install
+    delay = ctx.config.install_seconds(ctx.host.name)
+    if delay > 0:
+        time.sleep(delay)   # the emulated install
     with hoststate.mutate(packages.DB) as db:
         for name, version in plan.items():
             db.setdefault(name, {})['version'] = version

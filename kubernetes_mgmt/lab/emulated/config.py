@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kubernetes_mgmt.lab.emulated import store
 
@@ -15,6 +15,9 @@ class LabConfig:
     # Emulated time spent by each apt-get install that installs
     # something new: the fixed per-node install cost of a benchmark.
     install_delay: float = 0.0
+    # Per host name, instead of install_delay: nodes that take different
+    # times to prepare (tests and benchmarks of the step schedule).
+    install_delays: dict[str, float] = field(default_factory=dict)
     # Version installed when a package is not pinned (no "v" prefix).
     kubernetes_version: str = '1.31.4'
     # How long kubeadm init/join keep trying to reach the control-plane
@@ -25,6 +28,9 @@ class LabConfig:
     # Replicas of a demo Deployment created at init, so drains have
     # ordinary pods to evict.
     demo_replicas: int = 2
+
+    def install_seconds(self, host: str) -> float:
+        return self.install_delays.get(host, self.install_delay)
 
     @classmethod
     def load(cls, cluster_dir: str) -> LabConfig:
@@ -44,3 +50,9 @@ def update_config(cluster_dir: str, **values) -> None:
 
 def set_install_delay(cluster_dir: str, seconds: float) -> None:
     update_config(cluster_dir, install_delay=float(seconds))
+
+
+def set_install_delays(cluster_dir: str, seconds: dict[str, float]) -> None:
+    """Each named host's install time (others keep install_delay)."""
+    update_config(cluster_dir, install_delays={
+        name: float(s) for name, s in seconds.items()})
