@@ -302,7 +302,7 @@ def _rejoin(graph: Graph, setup: ClusterSetup, helper: Step,
         if plan.masters[0] in masters:
             # The VRRP MASTER is back: let it take the VIP now.
             first = plan.masters[0]
-            graph.add('VIP back', first.label,
+            graph.add('VIP back on', first.label,
                       lambda _: vip.wait_for_vip(
                           setup.session(first), plan.topology.cluster_ip,
                           deadline=VIP_TAKEOVER_DEADLINE),

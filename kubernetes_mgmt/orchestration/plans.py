@@ -94,7 +94,7 @@ def _chosen(plan: ClusterPlan, operation: str,
         raise ValidationError([Problem(
             '--node', f'{masters[0].name} is a master: only workers '
             'scale')])
-    if masters and not set(plan.masters) - set(masters):
+    if masters and len(masters) == len(plan.masters):
         raise ValidationError([Problem(
             '--node', 'every master would be healed: at least one must '
             'stay (heal-whole rebuilds the cluster)')])

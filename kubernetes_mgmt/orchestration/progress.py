@@ -92,11 +92,15 @@ class Progress:
         return sum(p.remote_seconds for p in self.phases)
 
     def graph_ran(self, graph: Graph, seconds: float) -> None:
-        """A graph's run counts as one phase whose remote time is its
-        critical path."""
+        """A graph's run counts as one phase, named with the steps of its
+        critical path, whose remote time is that path's length."""
         self.graphs.append(graph)
-        critical, _ = self.critical_path(graph)
-        self.phases.append(PhaseTiming(graph.operation, seconds, critical))
+        critical, path = self.critical_path(graph)
+        by_id = graph.by_id()
+        names = [by_id[i].name for i in path if i in by_id]
+        through = ' -> '.join(_collapse(names)) or 'none'
+        self.phases.append(PhaseTiming(
+            f'steps (critical path: {through})', seconds, critical))
 
     def step_seconds(self) -> dict[str, float]:
         return {s.id: s.seconds for s in self.steps}
@@ -122,3 +126,17 @@ class Progress:
 
     def _remote(self) -> dict[str, float]:
         return self.sessions.command_seconds() if self.sessions else {}
+
+
+def _collapse(names: list[str]) -> list[str]:
+    """Repeated neighbours once, with a count: join-master x2."""
+    out: list[str] = []
+    counts: list[int] = []
+    for name in names:
+        if out and out[-1] == name:
+            counts[-1] += 1
+        else:
+            out.append(name)
+            counts.append(1)
+    return [n if c == 1 else f'{n} x{c}' for n, c in zip(out, counts,
+                                                          strict=True)]

@@ -70,7 +70,10 @@ def refresh_join(graph: Graph, setup: ClusterSetup,
 def joins(graph: Graph, setup: ClusterSetup, nodes: Sequence[Node],
           credentials: Step, ready: dict[str, Step | None]) -> list[Step]:
     """Each node joins once ``credentials`` and its own entry of
-    ``ready`` are done; masters one at a time, in order."""
+    ``ready`` are done; masters one at a time, in order, and workers
+    once the control plane is complete (as kubeadm-based installers do:
+    a worker never joins through a control plane still growing). Masters
+    come first in ``nodes``."""
     steps: list[Step] = []
     previous_master: Step | None = None
     for node in nodes:
@@ -78,8 +81,7 @@ def joins(graph: Graph, setup: ClusterSetup, nodes: Sequence[Node],
         step = graph.add(
             'join-master' if master else 'join-worker', node.label,
             _on(setup.join, node), check=_on0(setup.join_needed, node),
-            needs=[credentials, ready.get(node.name),
-                   previous_master if master else None],
+            needs=[credentials, ready.get(node.name), previous_master],
             serial=ETCD if master else None,
             why='the node has joined')
         if master:

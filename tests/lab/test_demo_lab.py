@@ -67,7 +67,8 @@ def test_benchmark_shows_progress_while_it_runs():
     progress = proc.stderr.splitlines()
     assert re.search(r'run 1 of 1: 1 worker\(s\) \+ 1 master: instantiate',
                      progress[0])
-    assert any('prepare nodes done in' in line for line in progress)
+    assert any(re.search(r'\] prepare: done in [\d.]+ s \(\d+/\d+\)', line)
+               for line in progress)
     assert re.search(r'run 1 of 1: [\d.]+ s$', progress[-1])
     assert proc.stdout.splitlines()[1].split()[:3] == [
         'W', 'wall', 's']

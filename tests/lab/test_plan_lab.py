@@ -71,7 +71,7 @@ def test_plans_of_every_operation_touch_no_vm(ha_lab):
     assert f'remove node {_node(workers[-1])}' in printed['scale-in']
     heal = printed['heal']
     assert 'remove master' in heal and f'join-master {_node(others[-1])}' \
-        in heal and 'VIP back' not in heal
+        in heal and 'VIP back on' not in heal
     assert 'delete VIM cluster' in printed['heal-whole']
     assert 'init ' in printed['heal-whole']
     assert 'check no CNF uses the VIM' in printed['terminate']
@@ -82,7 +82,7 @@ def test_heal_of_the_first_master_plans_the_vip_coming_back(ha_lab):
     first = names(lab, 'master')[0]
     done = plan(lab, request, 'heal', _name(lab, first))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f'VIP back {_node(first)}' in done.stdout
+    assert f'VIP back on {_node(first)}' in done.stdout
 
 
 def test_bad_nodes_are_refused_by_name(ha_lab):

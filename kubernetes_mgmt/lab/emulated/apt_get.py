@@ -14,6 +14,7 @@ from kubernetes_mgmt.lab.emulated import (
     runner,
     units,
 )
+from kubernetes_mgmt.lab.emulated.config import LabConfig
 from kubernetes_mgmt.lab.emulated.host import host_path
 from kubernetes_mgmt.lab.emulated.runner import CommandError, Context
 
@@ -115,6 +116,18 @@ def _postinst(ctx: Context, name: str) -> None:
     units.on_package_installed(ctx, name)
 
 
+def _spend_install_time(ctx: Context) -> None:
+    """The emulated install takes the host's configured time. The
+    configuration is read again while waiting, so that a test can let a
+    slow install finish when its scenario needs it to."""
+    started = time.monotonic()
+    delay = ctx.config.install_seconds(ctx.host.name)
+    while (left := delay - (time.monotonic() - started)) > 0:
+        time.sleep(min(left, 0.2))
+        delay = LabConfig.load(ctx.cluster_dir).install_seconds(
+            ctx.host.name)
+
+
 def _install(ctx: Context, opts: set[str], words: list[str]) -> int:
     plan = _plan(ctx, opts, words)
     if not plan:
@@ -123,9 +136,7 @@ def _install(ctx: Context, opts: set[str], words: list[str]) -> int:
     ctx.out('The following packages will be installed:\n  '
             + ' '.join(sorted(plan)))
     _confirm(ctx, opts)
-    delay = ctx.config.install_seconds(ctx.host.name)
-    if delay > 0:
-        time.sleep(delay)   # the emulated install
+    _spend_install_time(ctx)
     with hoststate.mutate(packages.DB) as db:
         for name, version in plan.items():
             db.setdefault(name, {})['version'] = version
