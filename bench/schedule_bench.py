@@ -42,9 +42,7 @@ def measure(workers: int, low: float, high: float, seed: int) -> dict:
             started = time.monotonic()
             progress = instantiate(None, instance, params)
             wall = time.monotonic() - started
-    graph = progress.graphs[-1]
-    graph_wall = next(p.seconds for p in progress.phases
-                      if p.name == graph.operation)
+    graph, graph_wall = progress.graphs[-1]
     critical, path = progress.critical_path(graph)
     return {'wall': wall, 'graph_wall': graph_wall, 'critical': critical,
             'path': path, 'barrier': progress.phase_barrier_seconds(graph),

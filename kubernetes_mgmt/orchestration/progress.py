@@ -1,11 +1,11 @@
-"""Progress and timing of an operation: its phases (work outside a
+"""Progress and timing of an operation: its phases (work outside a step
 graph, such as reading the topology) and every step the engine ran.
 
-Besides wall time, each phase records the longest time any one host spent
-in remote commands during it. The steps of each graph give its critical
-path (``orchestration.timing``); with the phases' remote time this is the
-part of the wall time the hosts needed, and the rest is the driver's own
-overhead.
+Each phase records its wall time and the longest time any one host spent
+in remote commands during it. A graph's run is one phase too, whose
+remote time is the graph's critical path by measured step times
+(``orchestration.timing``). Summed over phases this is the time the work
+itself needed; wall time minus it is the driver's own overhead.
 """
 from __future__ import annotations
 
@@ -59,7 +59,8 @@ class Progress:
     sessions: Sessions | None = None
     phases: list[PhaseTiming] = field(default_factory=list)
     steps: list[StepRun] = field(default_factory=list)
-    graphs: list[Graph] = field(default_factory=list)
+    # Each graph run, with its wall seconds.
+    graphs: list[tuple[Graph, float]] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
 
     def record(self, run: StepRun) -> None:
@@ -94,7 +95,7 @@ class Progress:
     def graph_ran(self, graph: Graph, seconds: float) -> None:
         """A graph's run counts as one phase, named with the steps of its
         critical path, whose remote time is that path's length."""
-        self.graphs.append(graph)
+        self.graphs.append((graph, seconds))
         critical, path = self.critical_path(graph)
         by_id = graph.by_id()
         names = [by_id[i].name for i in path if i in by_id]
