@@ -12,7 +12,8 @@ REPO = Path(__file__).resolve().parents[2]
 def test_options_live_in_their_own_group():
     names = {opt.name for group, opts in conf.list_opts() for opt in opts}
     assert {'ssh_connect_deadline', 'command_timeout', 'max_parallel_hosts',
-            'host_key_checking', 'heat_endpoint'} <= names
+            'host_key_checking', 'heat_client', 'vim_registry',
+            'vnf_package_source'} <= names
     assert cfg.CONF.kubernetes_mgmt.host_key_checking is True
     groups = dict(conf.list_opts())
     assert {o.name for o in groups['kubernetes_cnf']} == {
