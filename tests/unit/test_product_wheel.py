@@ -93,3 +93,12 @@ def test_the_product_alone_imports_and_never_loads_the_lab(wheel,
                  cwd=tmp_path)
     # Only the product's own sub-commands: lab and demo come with the lab.
     assert '{validate-request,package}' in usage
+
+
+def test_importing_the_product_loads_no_lab_even_when_installed(tmp_path):
+    """Next to the lab (this environment), importing every module of
+    the product still loads nothing of it: the lab comes in only when a
+    seam or a sub-command names it."""
+    report = _run(sys.executable, '-I', '-c', PROBE, cwd=tmp_path)
+    assert 'lab modules loaded: []' in report
+    assert 'lab installed: None' not in report
