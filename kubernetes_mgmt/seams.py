@@ -8,9 +8,10 @@ own under the same entry-point group, and an option of
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any
 
-from stevedore import driver, exception, extension
+from stevedore import driver, exception
 
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError
@@ -32,8 +33,9 @@ PACKAGE_SOURCES = Seam('kubernetes_mgmt.package_sources',
 
 
 def available(seam: Seam) -> list[str]:
-    """Names registered in the seam's group (installed distributions)."""
-    return sorted(extension.ExtensionManager(seam.group).names())
+    """Names registered in the seam's group by installed distributions
+    (read, not imported)."""
+    return sorted({e.name for e in metadata.entry_points(group=seam.group)})
 
 
 def load(seam: Seam, name: str) -> Any:
@@ -57,5 +59,5 @@ def load(seam: Seam, name: str) -> Any:
 
 def chosen(seam: Seam, conf: Any = None) -> Any:
     """The implementation the seam's option names in ``conf``."""
-    group = (conf or CONF).kubernetes_mgmt
+    group = (CONF if conf is None else conf).kubernetes_mgmt
     return load(seam, getattr(group, seam.option))

@@ -19,7 +19,7 @@ LOG = redact.get_logger(__name__)
 
 
 def _lab_options(conf: Any = None) -> Any:
-    conf = conf or CONF
+    conf = CONF if conf is None else conf
     register_opts(conf)    # a no-op once done; tests bring their own conf
     return getattr(conf, GROUP)
 
