@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 import pytest
+from stevedore import extension
 
 from kubernetes_mgmt import seams
 from kubernetes_mgmt.errors import MgmtDriverError
@@ -21,6 +22,9 @@ def broken_plugin(tmp_path, monkeypatch):
         f'[{seams.HEAT_CLIENTS.group}]\n'
         'broken = no_such_module_anywhere:factory\n')
     monkeypatch.setattr(sys, 'path', [str(tmp_path), *sys.path])
+    # stevedore keeps each group's entry points for the process's life;
+    # forget what earlier tests read.
+    monkeypatch.setattr(extension.ExtensionManager, 'ENTRY_POINT_CACHE', {})
     return 'broken'
 
 
