@@ -15,11 +15,11 @@ from __future__ import annotations
 import argparse
 import time
 
-from kubernetes_mgmt.lab import driving
-from kubernetes_mgmt.lab.bench_output import run_each, show_progress
-from kubernetes_mgmt.lab.testing import throwaway_lab
 from kubernetes_mgmt.orchestration.instantiate import instantiate
 from kubernetes_mgmt.params.validate import parse_cluster_params
+from kubernetes_mgmt_lab import driving
+from kubernetes_mgmt_lab.bench_output import run_each, show_progress
+from kubernetes_mgmt_lab.testing import throwaway_lab
 
 WHAT = 'worker(s) + 1 master: instantiate'
 

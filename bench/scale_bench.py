@@ -15,11 +15,11 @@ from __future__ import annotations
 import argparse
 import time
 
-from kubernetes_mgmt.lab import driving
-from kubernetes_mgmt.lab.bench_output import run_each, show_progress
-from kubernetes_mgmt.lab.emulated import set_install_delay
-from kubernetes_mgmt.lab.testing import throwaway_lab
 from kubernetes_mgmt.orchestration.scale import scale_out
+from kubernetes_mgmt_lab import driving
+from kubernetes_mgmt_lab.bench_output import run_each, show_progress
+from kubernetes_mgmt_lab.emulated import set_install_delay
+from kubernetes_mgmt_lab.testing import throwaway_lab
 
 WHAT = 'new worker(s): scale out'
 

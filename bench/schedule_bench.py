@@ -21,12 +21,12 @@ import argparse
 import random
 import time
 
-from kubernetes_mgmt.lab import driving
-from kubernetes_mgmt.lab.bench_output import show_progress, step
-from kubernetes_mgmt.lab.emulated import set_install_delays
-from kubernetes_mgmt.lab.testing import throwaway_lab
 from kubernetes_mgmt.orchestration.instantiate import instantiate
 from kubernetes_mgmt.params.validate import parse_cluster_params
+from kubernetes_mgmt_lab import driving
+from kubernetes_mgmt_lab.bench_output import show_progress, step
+from kubernetes_mgmt_lab.emulated import set_install_delays
+from kubernetes_mgmt_lab.testing import throwaway_lab
 
 
 def measure(workers: int, low: float, high: float, seed: int) -> dict:

@@ -111,24 +111,23 @@ kubernetes_opts = [
                      'clusters (never 6443, which kube-apiserver uses).'),
 ]
 
+# Seams: each names an entry point of its group (kubernetes_mgmt.seams);
+# the product provides "tacker", other distributions (the lab) add theirs.
 tacker_opts = [
-    cfg.StrOpt('vnf_package_dir',
-               help='Read VNF package files (install script, manifests) '
-                    'from this directory instead of Tacker\'s unpacked '
-                    'package (lab and testing).'),
-    cfg.StrOpt('vim_registry', default='tacker', choices=['tacker', 'file'],
-               help='Where the cluster is registered as a VIM: Tacker\'s '
-                    'NFVO (in tacker-conductor) or a JSON file (lab).'),
-    cfg.StrOpt('vim_registry_file',
-               help='The JSON file used when vim_registry = file.'),
-]
-
-heat_opts = [
-    cfg.StrOpt('heat_endpoint',
-               help='Use this Heat endpoint URL instead of the one found '
-                    'through the VNF\'s OpenStack VIM (lab and testing).'),
-    cfg.StrOpt('heat_token', secret=True,
-               help='Token sent with requests to heat_endpoint.'),
+    cfg.StrOpt('vnf_package_source', default='tacker',
+               help='Where VNF package files (install script, manifests) '
+                    'are read from: an entry point of group '
+                    'kubernetes_mgmt.package_sources. "tacker": the '
+                    'package Tacker unpacked for the VNF.'),
+    cfg.StrOpt('vim_registry', default='tacker',
+               help='Where the cluster is registered as a VIM: an entry '
+                    'point of group kubernetes_mgmt.vim_registries. '
+                    '"tacker": Tacker\'s NFVO (in tacker-conductor).'),
+    cfg.StrOpt('heat_client', default='tacker',
+               help='How the Heat client for a VNF\'s stack is made: an '
+                    'entry point of group kubernetes_mgmt.heat_clients. '
+                    '"tacker": through the VNF\'s OpenStack VIM, as '
+                    'Tacker\'s OpenStack infra driver does.'),
 ]
 
 # What the driver stores in each VNF instance, and how it is protected.
@@ -165,8 +164,8 @@ cnf_opts = [
                help='Seconds one request to the Kubernetes API may take.'),
 ]
 
-_ALL = (ssh_opts, orchestration_opts, kubernetes_opts, heat_opts,
-        tacker_opts, state_opts)
+_ALL = (ssh_opts, orchestration_opts, kubernetes_opts, tacker_opts,
+        state_opts)
 
 
 def register_opts(conf: cfg.ConfigOpts = cfg.CONF) -> None:

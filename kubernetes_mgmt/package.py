@@ -1,8 +1,9 @@
 """Files of the VNF package (install script, manifests).
 
-Inside Tacker the package is unpacked under
-``[vnf_package] vnf_package_csar_path``; the lab and tests point
-``[kubernetes_mgmt] vnf_package_dir`` at a directory instead. Paths come
+``[kubernetes_mgmt] vnf_package_source`` names where the package's files
+are (entry-point group ``kubernetes_mgmt.package_sources``). The product's
+``tacker`` source is the package Tacker unpacked under
+``[vnf_package] vnf_package_csar_path``. Paths come
 from the request and were validated to be relative; they are resolved here
 once more so that a symlink cannot lead outside the package.
 """
@@ -10,20 +11,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kubernetes_mgmt.conf import CONF
+from kubernetes_mgmt import seams
 from kubernetes_mgmt.errors import MgmtDriverError
 
 
 def package_dir(context, vnf_instance) -> Path:
-    override = CONF.kubernetes_mgmt.vnf_package_dir
-    if override:
-        return Path(override)
+    """The VNF package's directory, from the configured source:
+    ``source(context, vnf_instance)``."""
+    source = seams.chosen(seams.PACKAGE_SOURCES)
+    return Path(source(context, vnf_instance))
+
+
+def tacker_package_dir(context, vnf_instance) -> Path:
+    """The package Tacker unpacked for the VNF (entry point ``tacker``)."""
     try:
         from tacker.vnflcm import utils as vnflcm_utils
     except ImportError as exc:
         raise MgmtDriverError(
-            'cannot find the VNF package: set [kubernetes_mgmt] '
-            'vnf_package_dir or run inside Tacker') from exc
+            'cannot find the VNF package: [kubernetes_mgmt] '
+            'vnf_package_source = tacker needs Tacker (run inside '
+            'Tacker, or name another source)') from exc
     return Path(vnflcm_utils._get_vnf_package_path(
         context, vnf_instance.vnfd_id))
 

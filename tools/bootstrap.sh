@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the lab, the tests and the demo need on a fresh Debian or
-# Ubuntu machine (as root): Debian packages and a virtualenv holding this
-# package. Needs the Debian and Python package registries (apt, PyPI).
+# Ubuntu machine (as root): Debian packages and a virtualenv holding the
+# product (tacker-kubernetes-mgmt) and its lab (lab/,
+# tacker-kubernetes-mgmt-lab). Needs the Debian and Python package registries (apt, PyPI).
 # apt's and pip's own output goes to a log, shown only when a step fails.
 # Prints the virtualenv's path on the last line.
 #
@@ -42,9 +43,9 @@ quietly apt-get install -y -qq --no-install-recommends \
     iproute2 procps psmisc util-linux mount e2fsprogs curl openssl gpg \
     python3 python3-venv
 
-echo "==> virtualenv at $venv (this package and its dependencies from PyPI)" >&2
+echo "==> virtualenv at $venv (the product, its lab and their dependencies from PyPI)" >&2
 quietly "$python" -m venv --clear "$venv"
 quietly "$venv/bin/pip" install -q --upgrade pip
-# Not editable: the package must be importable from inside lab VMs too.
-quietly "$venv/bin/pip" install -q "${repo}[test]"
+# Not editable: the packages must be importable from inside lab VMs too.
+quietly "$venv/bin/pip" install -q "${repo}[test]" "${repo}/lab"
 echo "$venv"

@@ -1,23 +1,32 @@
 """``kubernetes-mgmt``: operator and developer command line.
 
 Each sub-command lives in its own module exposing ``register(subparsers)``;
-the function it sets as ``func`` returns the exit status.
+the function it sets as ``func`` returns the exit status. The product's
+own are listed below; other distributions (the lab's ``lab`` and ``demo``)
+add theirs through the entry-point group ``kubernetes_mgmt.cli_commands``,
+whose objects have the same ``register``.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+from importlib import metadata
 
 from kubernetes_mgmt import redact
 
 _SUBCOMMAND_MODULES = (
     'kubernetes_mgmt.cli.validate',
-    'kubernetes_mgmt.cli.lab',
-    'kubernetes_mgmt.cli.demo',
     'kubernetes_mgmt.cli.package',
     'kubernetes_mgmt.cli.plan',
 )
+PLUGIN_GROUP = 'kubernetes_mgmt.cli_commands'
+
+
+def _plugins() -> list:
+    """The installed sub-commands of other distributions, by name."""
+    found = metadata.entry_points(group=PLUGIN_GROUP)
+    return [entry.load() for entry in sorted(found, key=lambda e: e.name)]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,8 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog='kubernetes-mgmt',
         description='Tacker Kubernetes Mgmt Driver tools.')
     subparsers = parser.add_subparsers(dest='command', required=True)
-    for name in _SUBCOMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+    modules = [importlib.import_module(n) for n in _SUBCOMMAND_MODULES]
+    for module in modules + _plugins():
+        module.register(subparsers)
     return parser
 
 

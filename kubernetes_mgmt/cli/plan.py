@@ -66,9 +66,17 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f'ERROR: {exc}')
         return EXIT_UNREADABLE
+    return print_plan(args.operation, body, args.stack_id, args.node)
+
+
+def print_plan(operation: str, body: dict, stack_id: str,
+               nodes: list[str]) -> int:
+    """Print the graphs of ``operation`` on the cluster of ``stack_id``
+    built by the instantiate request ``body`` (the configuration is
+    loaded); returns the exit status."""
     try:
-        plan = _cluster(body, args.stack_id)
-        graphs = plans.graphs(args.operation, plan, args.node)
+        plan = _cluster(body, stack_id)
+        graphs = plans.graphs(operation, plan, nodes)
     except ValidationError as exc:
         print(f'ERROR: {exc}')
         return EXIT_INVALID

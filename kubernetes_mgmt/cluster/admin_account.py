@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.cluster.kubectl import kubectl
+from kubernetes_mgmt.remote.kubectl import kubectl
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.remote.ssh import SshSession
 

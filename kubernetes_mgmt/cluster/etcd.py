@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.cluster.kubectl import kubectl
 from kubernetes_mgmt.errors import CommandFailed, MgmtDriverError
+from kubernetes_mgmt.remote.kubectl import kubectl
 from kubernetes_mgmt.remote.ssh import Result, SshSession
 
 LOG = redact.get_logger(__name__)

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.cluster.kubectl import kubectl
 from kubernetes_mgmt.errors import CommandFailed, MgmtDriverError
+from kubernetes_mgmt.remote.kubectl import kubectl
 from kubernetes_mgmt.remote.ssh import SshSession
 
 LOG = redact.get_logger(__name__)

@@ -12,10 +12,10 @@ import re
 from collections.abc import Mapping, Sequence
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.cluster.kubectl import kubectl
 from kubernetes_mgmt.cluster.plan import Node
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.remote.kubectl import kubectl
 from kubernetes_mgmt.remote.ssh import SshSession
 from kubernetes_mgmt.topology.model import Topology
 

@@ -10,13 +10,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kubernetes_mgmt import redact
+from kubernetes_mgmt.cluster.access import endpoint_for
 from kubernetes_mgmt.cluster.naming import node_name
 from kubernetes_mgmt.cluster.proxy import no_proxy
 from kubernetes_mgmt.cluster.record import ClusterRecord
 from kubernetes_mgmt.cluster.script import CONTRACT_VERSION, check_contract
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError
-from kubernetes_mgmt.orchestration.access import endpoint_for
 from kubernetes_mgmt.package import package_file
 from kubernetes_mgmt.params.model import ClusterParams
 from kubernetes_mgmt.remote.ssh import Endpoint

@@ -4,7 +4,7 @@ Tacker's infra-driver calls do not carry everything: ``scale`` gets an
 instance id, ``delete`` must find the objects recorded at instantiation,
 and the VNFD and package live on Tacker's side. ``tacker_store`` answers
 these from Tacker's database and files; tests and the lab answer them
-from memory (``kubernetes_mgmt.lab.kube_api.lcm``).
+from memory (``kubernetes_mgmt_lab.kube_api.lcm``).
 """
 from __future__ import annotations
 

@@ -13,10 +13,10 @@ import json
 from collections.abc import Sequence
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.cluster.kubectl import kubectl
 from kubernetes_mgmt.cluster.plan import Node
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.remote.kubectl import kubectl
 from kubernetes_mgmt.remote.ssh import Sessions, SshSession
 
 LOG = redact.get_logger(__name__)

@@ -1,6 +1,6 @@
 """PersistentVolumes in the cluster: register, check use, delete.
 
-Everything runs as kubectl on a master (``cluster.kubectl``); waits poll
+Everything runs as kubectl on a master (``remote.kubectl``); waits poll
 with backoff up to ``[kubernetes_mgmt] volume_timeout``.
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.cluster.kubectl import kubectl
 from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.remote.kubectl import kubectl
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.remote.ssh import SshSession
 from kubernetes_mgmt.storage.pv_manifests import PvManifest

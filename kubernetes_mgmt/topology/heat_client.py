@@ -1,43 +1,37 @@
 """A python-heatclient v1 client for a VNF instance's stack.
 
-With ``[kubernetes_mgmt] heat_endpoint`` set (lab, testing) the client
-talks to that endpoint with ``heat_token``. Otherwise the plugin runs inside
-Tacker and uses the VNF's OpenStack VIM the way Tacker's own OpenStack infra
-driver does: VIM credentials from ``VimClient``, then a keystone session
-wrapped by Tacker's ``HeatClient``.
+``[kubernetes_mgmt] heat_client`` names the factory (entry-point group
+``kubernetes_mgmt.heat_clients``). The product's ``tacker`` factory runs
+inside Tacker and uses the VNF's OpenStack VIM the way Tacker's own
+OpenStack infra driver does: VIM credentials from ``VimClient``, then a
+keystone session wrapped by Tacker's ``HeatClient``.
 """
 from __future__ import annotations
 
-from kubernetes_mgmt import redact
-from kubernetes_mgmt.conf import CONF
+from kubernetes_mgmt import redact, seams
 from kubernetes_mgmt.errors import MgmtDriverError
 
 LOG = redact.get_logger(__name__)
 
 
 def heat_client_for(vnf_instance, context=None):
-    """A heatclient v1 ``Client`` for the stack of ``vnf_instance``."""
-    options = CONF.kubernetes_mgmt
-    if options.heat_endpoint:
-        from heatclient import client
-
-        redact.register(options.heat_token)
-        LOG.debug('using Heat at %s', options.heat_endpoint)
-        return client.Client('1', endpoint=options.heat_endpoint,
-                             token=options.heat_token)
-    return _vim_heat_client(vnf_instance, context)
+    """A heatclient v1 ``Client`` for the stack of ``vnf_instance``, made
+    by the configured factory: ``factory(vnf_instance, context)``."""
+    factory = seams.chosen(seams.HEAT_CLIENTS)
+    return factory(vnf_instance, context)
 
 
-def _vim_heat_client(vnf_instance, context):
+def tacker_heat_client(vnf_instance, context=None):
+    """The Heat of the VNF's OpenStack VIM (entry point ``tacker``)."""
     try:
         from tacker import context as tacker_context
         from tacker.vnfm import vim_client
         from tacker.vnfm.infra_drivers.openstack import heat_client
     except ImportError as e:
         raise MgmtDriverError(
-            'no Heat endpoint: set [kubernetes_mgmt] heat_endpoint (and '
-            'heat_token), or install this plugin into Tacker so that the '
-            'VNF\'s OpenStack VIM is used') from e
+            'no Heat client: [kubernetes_mgmt] heat_client = tacker needs '
+            'Tacker (install this plugin into Tacker so that the VNF\'s '
+            'OpenStack VIM is used), or name another factory') from e
     vim_id, region = _vim_ref(vnf_instance)
     context = context or tacker_context.get_admin_context()
     vim = vim_client.VimClient().get_vim(context, vim_id,

@@ -1,8 +1,9 @@
 """Registering a cluster as a Tacker VIM, behind an adapter.
 
-``registry_for(conf)`` picks Tacker's NFVO (inside tacker-conductor) or a
-JSON file (the lab's stand-in); ``connection`` adds the VIM to a VNF
-instance's ``vim_connection_info``.
+``registry_for(conf)`` picks the registry ``[kubernetes_mgmt]
+vim_registry`` names (Tacker's NFVO inside tacker-conductor, or another
+distribution's, such as the lab's JSON file); ``connection`` adds the
+VIM to a VNF instance's ``vim_connection_info``.
 """
 from kubernetes_mgmt.vim.model import VimError, VimRecord, VimSpec
 from kubernetes_mgmt.vim.registry import VimRegistry, registry_for

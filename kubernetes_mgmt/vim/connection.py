@@ -8,6 +8,7 @@ the instance.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubernetes_mgmt.vim.model import VimRecord
@@ -15,17 +16,28 @@ from kubernetes_mgmt.vim.model import VimRecord
 VIM_TYPE = 'kubernetes'
 
 
+@dataclass
+class VimConnectionInfo:
+    """The fields of Tacker's VimConnectionInfo this plugin uses, for
+    when Tacker is not installed (CLI, tests, the lab)."""
+
+    id: str
+    vim_id: str | None
+    vim_type: str
+    access_info: dict = field(default_factory=dict)
+    interface_info: dict = field(default_factory=dict)
+
+
 def _info_class() -> Any:
     try:
         from tacker import objects
-    except ImportError:       # no Tacker: tests, CLI, lab
-        from kubernetes_mgmt.lab.tacker_shapes import VimConnectionInfo
+    except ImportError:       # no Tacker
         return VimConnectionInfo
     try:
         return objects.VimConnectionInfo
     except AttributeError:    # objects.register_all() has not run
-        from tacker.objects.vim_connection import VimConnectionInfo
-        return VimConnectionInfo
+        from tacker.objects import vim_connection
+        return vim_connection.VimConnectionInfo
 
 
 def vim_connection_info(record: VimRecord) -> Any:

@@ -1,9 +1,10 @@
-"""The VIM registry adapter and how one is chosen."""
+"""The VIM registry protocol and how one is chosen."""
 from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from kubernetes_mgmt.vim.model import VimError, VimRecord, VimSpec
+from kubernetes_mgmt import seams
+from kubernetes_mgmt.vim.model import VimRecord, VimSpec
 
 
 @runtime_checkable
@@ -28,15 +29,14 @@ class VimRegistry(Protocol):
 
 
 def registry_for(conf: Any = None) -> VimRegistry:
-    """The registry ``[kubernetes_mgmt] vim_registry`` selects."""
+    """The registry ``[kubernetes_mgmt] vim_registry`` names (entry-point
+    group ``kubernetes_mgmt.vim_registries``): ``factory(conf)``."""
     if conf is None:
         from kubernetes_mgmt.conf import CONF as conf
-    group = conf.kubernetes_mgmt
-    if group.vim_registry == 'file':
-        if not group.vim_registry_file:
-            raise VimError('vim_registry = file needs vim_registry_file '
-                           'in [kubernetes_mgmt]')
-        from kubernetes_mgmt.vim.file_registry import FileVimRegistry
-        return FileVimRegistry(group.vim_registry_file)
+    return seams.chosen(seams.VIM_REGISTRIES, conf)(conf)
+
+
+def tacker_registry(conf: Any = None) -> VimRegistry:
+    """Tacker's NFVO (entry point ``tacker``)."""
     from kubernetes_mgmt.vim.tacker_registry import TackerVimRegistry
     return TackerVimRegistry()

@@ -1,7 +1,7 @@
 """Where things are: inside the CSAR, in the plugin, in a checkout."""
 from __future__ import annotations
 
-import inspect
+import importlib.util
 from pathlib import Path
 
 import kubernetes_mgmt
@@ -15,6 +15,7 @@ MANIFESTS = 'Files/kubernetes'
 BASE_HOT = 'BaseHOT'
 USER_DATA = 'UserData'
 DRIVER_NAME = 'mgmt-drivers-kubernetes'
+DRIVER_MODULE = 'kubernetes_mgmt.kubernetes_mgmt'
 DISTRIBUTION = 'tacker-kubernetes-mgmt'
 DEFAULT_OUTPUT = 'kubernetes_mgmt_vnf_package.zip'
 
@@ -51,9 +52,12 @@ def request_samples_dir() -> Path:
 
 
 def installed_driver_file() -> Path:
-    """The module Tacker hashes: the file defining KubernetesMgmtDriver."""
-    from kubernetes_mgmt.kubernetes_mgmt import KubernetesMgmtDriver
-    return Path(inspect.getfile(KubernetesMgmtDriver))
+    """The module Tacker hashes: the file defining KubernetesMgmtDriver.
+    Found, not imported: the shim sits above this package's layer."""
+    spec = importlib.util.find_spec(DRIVER_MODULE)
+    if spec is None or not spec.origin:
+        raise FileNotFoundError(f'{DRIVER_MODULE} is not installed')
+    return Path(spec.origin)
 
 
 def plugin_version() -> str:

@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from kubernetes_mgmt.lab.testing import new_lab_args, unavailable_reason
+from kubernetes_mgmt_lab.testing import new_lab_args, unavailable_reason
 
 SESSION_MASTERS = 2
 SESSION_WORKERS = 3
@@ -36,7 +36,7 @@ def lab():
     Tests that change hosts must put them back (or use hosts they add).
     """
     require_lab()
-    from kubernetes_mgmt.lab.manager import Lab
+    from kubernetes_mgmt_lab.manager import Lab
 
     args = new_lab_args()
     try:

@@ -17,11 +17,11 @@ import pytest
 
 from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.cluster.naming import member_node_name
-from kubernetes_mgmt.lab import driving, tacker_shapes
-from kubernetes_mgmt.lab.emulated import ClusterView
-from kubernetes_mgmt.lab.testing import unavailable_reason
 from kubernetes_mgmt.topology.model import Role
-from kubernetes_mgmt.vim.file_registry import FileVimRegistry
+from kubernetes_mgmt_lab import driving, tacker_shapes
+from kubernetes_mgmt_lab.emulated import ClusterView
+from kubernetes_mgmt_lab.file_registry import FileVimRegistry
+from kubernetes_mgmt_lab.testing import unavailable_reason
 
 pytestmark = pytest.mark.lab
 

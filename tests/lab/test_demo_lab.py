@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kubernetes_mgmt.cli.demo import run_flavour
+from kubernetes_mgmt_lab.cli.demo import run_flavour
 
 pytestmark = pytest.mark.lab
 

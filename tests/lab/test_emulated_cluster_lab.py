@@ -7,11 +7,11 @@ are the real daemons running inside the lab VMs.
 import pytest
 
 from kubernetes_mgmt.cli import main
-from kubernetes_mgmt.lab import volumes
-from kubernetes_mgmt.lab.emulated import ClusterView
 from kubernetes_mgmt.remote.hostkeys import HostKeyStore
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
+from kubernetes_mgmt_lab import volumes
+from kubernetes_mgmt_lab.emulated import ClusterView
 
 pytestmark = pytest.mark.lab
 
@@ -51,7 +51,7 @@ vrrp_instance lab {{
 
 @pytest.fixture(scope='module')
 def small_lab():
-    from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
+    from kubernetes_mgmt_lab.testing import throwaway_lab, unavailable_reason
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)

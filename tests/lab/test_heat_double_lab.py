@@ -7,10 +7,10 @@ import subprocess
 import pytest
 from heatclient import client as heat_client
 
-from kubernetes_mgmt.lab import placement, volumes
-from kubernetes_mgmt.lab.errors import LabError
-from kubernetes_mgmt.lab.heat.fake import params
 from kubernetes_mgmt.topology.heat import read_members, read_topology
+from kubernetes_mgmt_lab import placement, volumes
+from kubernetes_mgmt_lab.errors import LabError
+from kubernetes_mgmt_lab.heat.fake import params
 
 pytestmark = pytest.mark.lab
 
@@ -132,7 +132,7 @@ def test_storage_volume_shows_its_device_and_heal_gives_a_new_one(lab):
 
 @pytest.fixture(scope='module')
 def affinity_lab():
-    from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
+    from kubernetes_mgmt_lab.testing import throwaway_lab, unavailable_reason
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
@@ -247,7 +247,7 @@ def test_zones_and_moves(affinity_lab):
 
 
 def test_lab_up_with_more_grouped_workers_than_hosts_fails(lab_args):
-    from kubernetes_mgmt.lab.manager import Lab
+    from kubernetes_mgmt_lab.manager import Lab
 
     with pytest.raises(placement.NoValidHost):
         Lab.up(masters=1, workers=3, compute_hosts=2, anti_affinity=True,

@@ -33,12 +33,12 @@ try:
 except ModuleNotFoundError:     # Python 3.10
     import tomli as tomllib
 
-from kubernetes_mgmt.lab.emulated import ClusterView, inject_fault
-from kubernetes_mgmt.lab.emulated.kubeadm import ADDON_TAGS
-from kubernetes_mgmt.lab.mirror import armored
 from kubernetes_mgmt.remote.hostkeys import HostKeyStore
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
+from kubernetes_mgmt_lab.emulated import ClusterView, inject_fault
+from kubernetes_mgmt_lab.emulated.kubeadm import ADDON_TAGS
+from kubernetes_mgmt_lab.mirror import armored
 
 pytestmark = pytest.mark.lab
 
@@ -101,7 +101,7 @@ class _Files(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope='module')
 def env():
-    from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
+    from kubernetes_mgmt_lab.testing import throwaway_lab, unavailable_reason
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)

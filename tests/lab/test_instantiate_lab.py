@@ -15,11 +15,11 @@ import pytest
 
 from kubernetes_mgmt.cluster.script import CONTRACT_VERSION
 from kubernetes_mgmt.errors import MgmtDriverError
-from kubernetes_mgmt.lab import driving
-from kubernetes_mgmt.lab.emulated import ClusterView, inject_fault
-from kubernetes_mgmt.lab.emulated.kubeadm import ADDON_TAGS
-from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
 from kubernetes_mgmt.remote.retry import poll
+from kubernetes_mgmt_lab import driving
+from kubernetes_mgmt_lab.emulated import ClusterView, inject_fault
+from kubernetes_mgmt_lab.emulated.kubeadm import ADDON_TAGS
+from kubernetes_mgmt_lab.testing import throwaway_lab, unavailable_reason
 
 pytestmark = pytest.mark.lab
 

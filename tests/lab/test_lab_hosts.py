@@ -14,8 +14,8 @@ import uuid
 import paramiko
 import pytest
 
-from kubernetes_mgmt.lab import hosts, mirror, net, volumes
 from kubernetes_mgmt.remote.retry import poll
+from kubernetes_mgmt_lab import hosts, mirror, net, volumes
 
 pytestmark = pytest.mark.lab
 
@@ -94,6 +94,7 @@ def test_session_lab_has_its_hosts_and_a_0600_state(lab):
                  f'cni_manifest = {site}cni/calico.yaml',
                  'cni_manifest_sha256 = '
                  f'{mirror.sha256_of(mirror.CALICO_MANIFEST)}',
+                 'heat_client = lab', 'vnf_package_source = directory',
                  'vim_registry = file',
                  f'vim_registry_file = {lab.root}/vims.json',
                  'host_key_checking = true'):
@@ -337,7 +338,7 @@ def test_storage_volume_is_a_real_device_each_vm_its_own(lab):
 
 
 def test_lab_down_frees_a_mounted_volume(lab_args):
-    from kubernetes_mgmt.lab.manager import Lab
+    from kubernetes_mgmt_lab.manager import Lab
 
     lab = Lab.up(masters=1, workers=0, storage=True, heat=False, **lab_args)
     try:
@@ -427,7 +428,7 @@ def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 
 def test_lab_up_then_down_leaves_nothing_behind(lab_args):
-    from kubernetes_mgmt.lab.manager import Lab
+    from kubernetes_mgmt_lab.manager import Lab
 
     args = lab_args
     root, name = args['root'], args['name']
@@ -507,7 +508,7 @@ def test_lab_down_frees_the_volume_of_a_killed_lab_up(lab_args):
 
 
 def test_recreate_stack_replaces_every_host(lab_args):
-    from kubernetes_mgmt.lab.manager import Lab
+    from kubernetes_mgmt_lab.manager import Lab
 
     args = lab_args
     lab = Lab.up(masters=1, workers=1, storage=True, heat=False, **args)
@@ -536,8 +537,8 @@ def test_recreate_stack_replaces_every_host(lab_args):
 
 
 def test_failed_lab_up_removes_what_it_made(lab, lab_args):
-    from kubernetes_mgmt.lab.errors import LabError
-    from kubernetes_mgmt.lab.manager import Lab
+    from kubernetes_mgmt_lab.errors import LabError
+    from kubernetes_mgmt_lab.manager import Lab
 
     lab_args['subnet'] = lab.state.subnet      # taken by the session lab
     with pytest.raises(LabError, match='overlaps'):

@@ -23,13 +23,13 @@ from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.cluster.naming import member_node_name
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
-from kubernetes_mgmt.lab import driving
-from kubernetes_mgmt.lab.emulated import ClusterView, inject_fault
-from kubernetes_mgmt.lab.testing import unavailable_reason
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.topology.model import Role
-from kubernetes_mgmt.vim.file_registry import FileVimRegistry
 from kubernetes_mgmt.vim.release import VimInUse
+from kubernetes_mgmt_lab import driving
+from kubernetes_mgmt_lab.emulated import ClusterView, inject_fault
+from kubernetes_mgmt_lab.file_registry import FileVimRegistry
+from kubernetes_mgmt_lab.testing import unavailable_reason
 
 pytestmark = pytest.mark.lab
 

@@ -8,9 +8,9 @@ import sys
 import pytest
 
 from kubernetes_mgmt.cluster.naming import member_node_name
-from kubernetes_mgmt.lab import driving
-from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
 from kubernetes_mgmt.topology.model import Role
+from kubernetes_mgmt_lab import driving
+from kubernetes_mgmt_lab.testing import throwaway_lab, unavailable_reason
 
 pytestmark = pytest.mark.lab
 
@@ -83,6 +83,21 @@ def test_heal_of_the_first_master_plans_the_vip_coming_back(ha_lab):
     done = plan(lab, request, 'heal', _name(lab, first))
     assert done.returncode == 0, done.stdout + done.stderr
     assert f'VIP back on {_node(first)}' in done.stdout
+
+
+def test_lab_plan_names_hosts_as_the_lab_does(ha_lab):
+    lab, _ = ha_lab
+    worker = names(lab, 'worker')[0]
+    argv = [sys.executable, '-m', 'kubernetes_mgmt.cli', 'lab', 'plan',
+            'scale-in', '--root', lab.root, '--node', worker.name]
+    done = subprocess.run(argv, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f'remove node {_node(worker)}' in done.stdout
+    done = subprocess.run([*argv[:-1], 'worker-9'], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode != 0
+    assert 'no host worker-9 in the lab' in done.stderr
 
 
 def test_bad_nodes_are_refused_by_name(ha_lab):

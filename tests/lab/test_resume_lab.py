@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import pytest
 
 from kubernetes_mgmt.errors import MgmtDriverError
-from kubernetes_mgmt.lab import driving, tacker_shapes
-from kubernetes_mgmt.lab.emulated import ClusterView, inject_fault
-from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
+from kubernetes_mgmt_lab import driving, tacker_shapes
+from kubernetes_mgmt_lab.emulated import ClusterView, inject_fault
+from kubernetes_mgmt_lab.testing import throwaway_lab, unavailable_reason
 
 pytestmark = pytest.mark.lab
 MESSAGE = 'injected: the VM lost power'

@@ -21,11 +21,11 @@ import os
 import pytest
 
 from kubernetes_mgmt.cluster import credentials
-from kubernetes_mgmt.lab import driving
-from kubernetes_mgmt.lab.emulated import ClusterView
-from kubernetes_mgmt.lab.namespaces import PRIVATE_DIRS
-from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
 from kubernetes_mgmt.remote.ssh import SshSession
+from kubernetes_mgmt_lab import driving
+from kubernetes_mgmt_lab.emulated import ClusterView
+from kubernetes_mgmt_lab.namespaces import PRIVATE_DIRS
+from kubernetes_mgmt_lab.testing import throwaway_lab, unavailable_reason
 
 pytestmark = pytest.mark.lab
 

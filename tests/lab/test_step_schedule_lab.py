@@ -13,10 +13,10 @@ import threading
 
 import pytest
 
-from kubernetes_mgmt.lab import driving
-from kubernetes_mgmt.lab.emulated import ClusterView, set_install_delays
-from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
 from kubernetes_mgmt.remote.retry import poll
+from kubernetes_mgmt_lab import driving
+from kubernetes_mgmt_lab.emulated import ClusterView, set_install_delays
+from kubernetes_mgmt_lab.testing import throwaway_lab, unavailable_reason
 
 pytestmark = pytest.mark.lab
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
-from kubernetes_mgmt.lab import driving, tacker_shapes
-from kubernetes_mgmt.lab.emulated import ClusterView
-from kubernetes_mgmt.lab.testing import unavailable_reason
+from kubernetes_mgmt_lab import driving, tacker_shapes
+from kubernetes_mgmt_lab.emulated import ClusterView
+from kubernetes_mgmt_lab.testing import unavailable_reason
 
 pytestmark = pytest.mark.lab
 

@@ -30,7 +30,7 @@ from tacker.vnfm.infra_drivers.kubernetes import kubernetes_driver
 from kubernetes_mgmt.cnf import driver as cnf_driver
 from kubernetes_mgmt.cnf import vnfd as vnfd_policies
 from kubernetes_mgmt.cnf.driver import KubernetesNamespacedDriver
-from kubernetes_mgmt.lab.kube_api import KubeApiDouble, namespace_role
+from kubernetes_mgmt_lab.kube_api import KubeApiDouble, namespace_role
 
 DATA = Path(__file__).resolve().parent.parent / 'data' / 'cnf'
 GROUP = 'tacker.tacker.vnfm.drivers'

@@ -82,8 +82,9 @@ def test_check_mgmt_driver_refuses_a_changed_file(lcm_driver, onboarded,
 
 def test_driver_finds_the_package_tacker_unpacked(vnfd_in_db,
                                                   tacker_context):
-    """Without the lab's override the driver reads package files from
-    where Tacker unpacked the package, found through ``vnfd_id``."""
+    """With vnf_package_source = tacker (the default) the driver reads
+    package files from where Tacker unpacked the package, found through
+    ``vnfd_id``."""
     from tacker.vnflcm import utils as vnflcm_utils
 
     instance = _instance(tacker_context, vnfd_in_db.vnfd_id)

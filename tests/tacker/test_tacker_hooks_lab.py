@@ -23,10 +23,10 @@ import pytest
 
 from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.conf import CONF
-from kubernetes_mgmt.lab import driving
-from kubernetes_mgmt.lab.emulated import ClusterView
-from kubernetes_mgmt.lab.testing import throwaway_lab, unavailable_reason
-from kubernetes_mgmt.vim.file_registry import FileVimRegistry
+from kubernetes_mgmt_lab import driving
+from kubernetes_mgmt_lab.emulated import ClusterView
+from kubernetes_mgmt_lab.file_registry import FileVimRegistry
+from kubernetes_mgmt_lab.testing import throwaway_lab, unavailable_reason
 
 pytestmark = pytest.mark.lab
 
@@ -118,8 +118,9 @@ def instantiated(lab, onboarded, vnfd_query, lcm_driver, tacker_context,
     request = tacker_request('InstantiateVnfRequest', body)
     # The lab's config, but the package is the one Tacker unpacked, found
     # through vnf_instance.vnfd_id as inside tacker-conductor.
-    with driving.driver_options(lab, vnf_package_dir=None), vnfd_query():
-        assert CONF.kubernetes_mgmt.vnf_package_dir is None
+    with driving.driver_options(lab, vnf_package_source='tacker'), \
+            vnfd_query():
+        assert CONF.kubernetes_mgmt.vnf_package_source == 'tacker'
         instance, vnfd_dict = _new_instance(tacker_context, onboarded,
                                             request, lab.state.stack_id)
         with mock.patch.object(objects.VnfInstance, 'save',
@@ -216,7 +217,8 @@ def test_lifecycle_hooks_take_tackers_objects_and_kwargs(
         return _vnf_dict(instance,
                          instance.instantiated_vnf_info.instance_id)
 
-    with driving.driver_options(lab, vnf_package_dir=None), vnfd_query(), \
+    with driving.driver_options(lab, vnf_package_source='tacker'), \
+            vnfd_query(), \
             mock.patch.object(objects.VnfInstance, 'save',
                               autospec=True) as save:
         new = driving.add_workers(lab, instance, 1)

@@ -20,14 +20,14 @@ from kubernetes_mgmt.cnf.driver import KubernetesNamespacedDriver, NotSupported
 from kubernetes_mgmt.cnf.errors import KubernetesCallFailed
 from kubernetes_mgmt.cnf.vim import VimAccess
 from kubernetes_mgmt.errors import ValidationError
-from kubernetes_mgmt.lab.kube_api import KubeApiDouble, cluster_admin
-from kubernetes_mgmt.lab.kube_api.lcm import (
+from kubernetes_mgmt_lab.kube_api import KubeApiDouble, cluster_admin
+from kubernetes_mgmt_lab.kube_api.lcm import (
     QUICK,
     InstantiateVnfRequest,
     MemoryStore,
     runner_for,
 )
-from kubernetes_mgmt.lab.tacker_shapes import TerminateVnfRequest
+from kubernetes_mgmt_lab.tacker_shapes import TerminateVnfRequest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / 'tests' / 'data' / 'cnf'

@@ -9,17 +9,17 @@ import pytest
 
 from kubernetes_mgmt.cnf.errors import CnfError
 from kubernetes_mgmt.errors import ValidationError
-from kubernetes_mgmt.lab.kube_api import (
+from kubernetes_mgmt_lab.kube_api import (
     KubeApiDouble,
     cluster_admin,
     namespace_role,
 )
-from kubernetes_mgmt.lab.kube_api.lcm import (
+from kubernetes_mgmt_lab.kube_api.lcm import (
     InstantiateVnfRequest,
     LcmRunner,
     runner_for,
 )
-from kubernetes_mgmt.lab.tacker_shapes import (
+from kubernetes_mgmt_lab.tacker_shapes import (
     HealVnfRequest,
     ScaleVnfRequest,
     TerminateVnfRequest,

@@ -9,13 +9,13 @@ import socket
 import pytest
 from kubernetes import client, dynamic
 
-from kubernetes_mgmt.lab.kube_api import (
+from kubernetes_mgmt.remote.retry import wait_until
+from kubernetes_mgmt_lab.kube_api import (
     KubeApiDouble,
     Timing,
     cluster_admin,
     namespace_role,
 )
-from kubernetes_mgmt.remote.retry import wait_until
 
 
 def deployment(name: str, replicas: int = 1) -> dict:

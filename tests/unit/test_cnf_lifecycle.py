@@ -11,7 +11,7 @@ import pytest
 
 from kubernetes_mgmt.cnf.errors import CnfError, CnfTimeout
 from kubernetes_mgmt.cnf.settings import Timings
-from kubernetes_mgmt.lab.kube_api import (
+from kubernetes_mgmt_lab.kube_api import (
     CNF_DRIVER_RULES,
     KubeApiDouble,
     Rule,
@@ -19,13 +19,13 @@ from kubernetes_mgmt.lab.kube_api import (
     cluster_admin,
     namespace_role,
 )
-from kubernetes_mgmt.lab.kube_api.lcm import (
+from kubernetes_mgmt_lab.kube_api.lcm import (
     QUICK,
     InstantiateVnfRequest,
     LcmRunner,
     runner_for,
 )
-from kubernetes_mgmt.lab.tacker_shapes import (
+from kubernetes_mgmt_lab.tacker_shapes import (
     HealVnfRequest,
     ScaleVnfRequest,
     TerminateVnfRequest,

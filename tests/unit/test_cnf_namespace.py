@@ -13,8 +13,8 @@ import pytest
 
 from kubernetes_mgmt.cnf import plan
 from kubernetes_mgmt.errors import ValidationError
-from kubernetes_mgmt.lab.kube_api import KubeApiDouble, cluster_admin
-from kubernetes_mgmt.lab.kube_api.lcm import (
+from kubernetes_mgmt_lab.kube_api import KubeApiDouble, cluster_admin
+from kubernetes_mgmt_lab.kube_api.lcm import (
     InstantiateVnfRequest,
     runner_for,
 )

@@ -12,8 +12,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from kubernetes_mgmt.lab.emulated import testing
-from kubernetes_mgmt.lab.emulated.view import (
+from kubernetes_mgmt_lab.emulated import testing
+from kubernetes_mgmt_lab.emulated.view import (
     ClusterView,
     expire_certificate_key,
     expire_tokens,
@@ -186,7 +186,7 @@ def test_bad_tokens_and_hashes_are_refused(lab):
 
 
 def test_unreachable_endpoint_fails_join(lab):
-    from kubernetes_mgmt.lab.emulated.config import update_config
+    from kubernetes_mgmt_lab.emulated.config import update_config
     m0, w0 = lab('master-0', 10), lab('w-0', 20)
     m0.run('kubeadm', 'init', check=True)
     update_config(lab.cluster_dir, join_timeout=0.5)
@@ -339,7 +339,7 @@ def _haproxy(host, backends) -> None:
 @pytest.mark.skipif(shutil.which('haproxy') is None,
                     reason='haproxy not installed')
 def test_joins_go_through_a_real_haproxy(lab):
-    from kubernetes_mgmt.lab.emulated.config import update_config
+    from kubernetes_mgmt_lab.emulated.config import update_config
     update_config(lab.cluster_dir, join_timeout=3.0)
     m0, w0 = lab('master-0', 10), lab('w-0', 20)
     m0.run('apt-get', 'install', '-y', 'haproxy', check=True)

@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from kubernetes_mgmt.lab.emulated import testing
+from kubernetes_mgmt_lab.emulated import testing
 
 PVS = """\
 apiVersion: v1

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from kubernetes_mgmt.lab.emulated import exports, testing
+from kubernetes_mgmt_lab.emulated import exports, testing
 
 # What exportfs shows for the options the install script uses.
 RW = 'sync,wdelay,hide,no_subtree_check,sec=sys,rw,secure,no_root_squash,' \

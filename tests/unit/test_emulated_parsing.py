@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-from kubernetes_mgmt.lab.emulated import install_commands, wrapper_script
-from kubernetes_mgmt.lab.emulated.faults import matches
-from kubernetes_mgmt.lab.emulated.flags import Flag, FlagError, parse
-from kubernetes_mgmt.lab.emulated.jsonpath import evaluate
-from kubernetes_mgmt.lab.emulated.selectors import match_labels
-from kubernetes_mgmt.lab.emulated.tokens import parse_duration
+from kubernetes_mgmt_lab.emulated import install_commands, wrapper_script
+from kubernetes_mgmt_lab.emulated.faults import matches
+from kubernetes_mgmt_lab.emulated.flags import Flag, FlagError, parse
+from kubernetes_mgmt_lab.emulated.jsonpath import evaluate
+from kubernetes_mgmt_lab.emulated.selectors import match_labels
+from kubernetes_mgmt_lab.emulated.tokens import parse_duration
 
 SPEC = [Flag('output', short='o'), Flag('all', value=False, short='A'),
         Flag('file', short='f', multi=True)]

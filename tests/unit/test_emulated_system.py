@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from kubernetes_mgmt.lab.emulated import (
+from kubernetes_mgmt_lab.emulated import (
     ClusterView,
     inject_fault,
     set_install_delay,

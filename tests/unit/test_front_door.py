@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from kubernetes_mgmt.cli import main
-from kubernetes_mgmt.cli.demo import node_table
-from kubernetes_mgmt.lab.state import LabHost
 from kubernetes_mgmt.orchestration.progress import PhaseTiming, Progress
+from kubernetes_mgmt_lab.cli.demo import node_table
+from kubernetes_mgmt_lab.state import LabHost
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,9 +10,9 @@ import time
 import pytest
 from heatclient import exc
 
-from kubernetes_mgmt.lab import state as lab_state
-from kubernetes_mgmt.lab.heat import update
-from kubernetes_mgmt.lab.heat.fake import (
+from kubernetes_mgmt_lab import state as lab_state
+from kubernetes_mgmt_lab.heat import update
+from kubernetes_mgmt_lab.heat.fake import (
     FAKE_VOLUME_ID,
     STACK_ID,
     STACK_NAME,
@@ -22,7 +22,7 @@ from kubernetes_mgmt.lab.heat.fake import (
     make_state,
     running,
 )
-from kubernetes_mgmt.lab.heat.update import UpdatePlan
+from kubernetes_mgmt_lab.heat.update import UpdatePlan
 
 
 @pytest.fixture
@@ -371,7 +371,7 @@ def test_cli_serves_the_state(state_path):
     make_state(state_path)
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, '-m', 'kubernetes_mgmt.lab.heat_api',
+        [sys.executable, '-m', 'kubernetes_mgmt_lab.heat_api',
          '--state', state_path, '--listen', f'127.0.0.1:{port}'],
         stderr=subprocess.PIPE, text=True)
     try:

@@ -19,7 +19,7 @@ except ModuleNotFoundError:     # Python 3.10
     import tomli as tomllib
 
 from kubernetes_mgmt.cluster import contract, script
-from kubernetes_mgmt.lab.emulated.containerd import (
+from kubernetes_mgmt_lab.emulated.containerd import (
     DEFAULT_CONFIG,
     DEFAULT_CONFIG_2X,
 )

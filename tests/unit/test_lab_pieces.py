@@ -8,9 +8,9 @@ import stat
 import pytest
 
 from kubernetes_mgmt.cli import build_parser
-from kubernetes_mgmt.lab import hosts, image, namespaces, net, procs, state
-from kubernetes_mgmt.lab.errors import LabError
-from kubernetes_mgmt.lab.state import LabHost
+from kubernetes_mgmt_lab import hosts, image, namespaces, net, procs, state
+from kubernetes_mgmt_lab.errors import LabError
+from kubernetes_mgmt_lab.state import LabHost
 
 
 def test_address_plan_reserves_gateway_and_vip():
@@ -107,7 +107,7 @@ def test_state_file_is_private(tmp_path):
 
 
 def test_loop_devices_are_found_by_their_backing_file(tmp_path):
-    from kubernetes_mgmt.lab import volumes
+    from kubernetes_mgmt_lab import volumes
 
     sys_block = tmp_path / 'sys-block'
     for name, back in (('loop0', '/var/tmp/lab/hosts/s-0/volumes/v.img'),
@@ -143,7 +143,7 @@ def test_lab_command_line():
 
 
 def test_missing_packages_are_installed_with_apt_get(monkeypatch):
-    from kubernetes_mgmt.lab import packages
+    from kubernetes_mgmt_lab import packages
 
     present = {'/usr/sbin/haproxy': False}
     calls = []
@@ -167,7 +167,7 @@ def test_missing_packages_are_installed_with_apt_get(monkeypatch):
 
 
 def test_missing_packages_without_apt_get_are_a_clear_error(monkeypatch):
-    from kubernetes_mgmt.lab import packages
+    from kubernetes_mgmt_lab import packages
 
     monkeypatch.setattr(packages, '_present', lambda prog: prog != 'sudo')
     monkeypatch.setattr(packages.shutil, 'which', lambda prog: None)
@@ -182,7 +182,7 @@ def test_mirror_serves_the_key_and_both_manifests(tmp_path):
     import threading
     import urllib.request
 
-    from kubernetes_mgmt.lab import mirror
+    from kubernetes_mgmt_lab import mirror
 
     mirror.populate(str(tmp_path))
     server = mirror.serve(str(tmp_path), ('127.0.0.1', 0))
@@ -212,8 +212,8 @@ def test_mirror_serves_the_key_and_both_manifests(tmp_path):
 @pytest.mark.parametrize('manifest', ['CALICO_MANIFEST', 'FLANNEL_MANIFEST'])
 def test_mirror_manifests_are_a_cni_to_the_emulated_kubectl(tmp_path,
                                                             manifest):
-    from kubernetes_mgmt.lab import mirror
-    from kubernetes_mgmt.lab.emulated import testing
+    from kubernetes_mgmt_lab import mirror
+    from kubernetes_mgmt_lab.emulated import testing
 
     text = getattr(mirror, manifest)
     assert 'stand-in' in text.splitlines()[0]
@@ -247,7 +247,7 @@ def test_scripts_dir_prefers_package_data_then_the_checkout(tmp_path,
 
 
 def _lab_at(tmp_path):
-    from kubernetes_mgmt.lab.manager import Lab
+    from kubernetes_mgmt_lab.manager import Lab
 
     os.makedirs(tmp_path, exist_ok=True)
     lab = Lab(str(tmp_path))
@@ -263,6 +263,7 @@ def test_driver_config_points_at_mirror_package_and_vim_file(tmp_path):
     from oslo_config import cfg
 
     from kubernetes_mgmt import conf as kconf
+    from kubernetes_mgmt_lab import conf as lab_conf
 
     lab = _lab_at(tmp_path)
     lab._write_driver_config()
@@ -270,24 +271,30 @@ def test_driver_config_points_at_mirror_package_and_vim_file(tmp_path):
     assert lab.state.config_file == lab.driver_conf_path
     conf = cfg.ConfigOpts()
     kconf.register_opts(conf)
+    lab_conf.register_opts(conf)
     conf(['--config-file', lab.driver_conf_path])
-    group = conf.kubernetes_mgmt
+    group, own = conf.kubernetes_mgmt, conf.kubernetes_mgmt_lab
     mirror = 'http://10.10.0.1:8090/'
-    assert (group.vnf_package_dir, group.vim_registry,
-            group.vim_registry_file, group.host_key_checking) == \
-        (lab.root + '/package', 'file', lab.root + '/vims.json', True)
+    # The product's seams name the lab's implementations, which read
+    # their settings from the lab's own group.
+    assert (group.heat_client, group.vnf_package_source,
+            group.vim_registry, group.host_key_checking) == \
+        ('lab', 'directory', 'file', True)
+    assert (own.vnf_package_dir, own.vim_registry_file) == \
+        (lab.root + '/package', lab.root + '/vims.json')
     assert (group.apt_repository_url, group.apt_key_url,
             group.cni_manifest) == \
         (mirror + 'apt/', mirror + 'apt/Release.key',
          mirror + 'cni/calico.yaml')
     served = os.path.join(lab.root, 'mirror', 'cni', 'calico.yaml')
     mirror_dir = os.path.dirname(os.path.dirname(served))
-    from kubernetes_mgmt.lab import mirror as lab_mirror
+    from kubernetes_mgmt_lab import mirror as lab_mirror
     lab_mirror.populate(mirror_dir)
     with open(served, 'rb') as f:
         assert group.cni_manifest_sha256 == \
             hashlib.sha256(f.read()).hexdigest()
-    assert group.heat_endpoint == 'http://10.10.0.1:8004/v1/t'
+    assert (own.heat_endpoint, own.heat_token) == \
+        ('http://10.10.0.1:8004/v1/t', 'ht')
 
 
 def test_package_dir_gets_the_plugin_scripts(tmp_path, monkeypatch):
@@ -313,7 +320,7 @@ def test_package_dir_gets_the_plugin_scripts(tmp_path, monkeypatch):
 # -- placement ---------------------------------------------------------------
 
 def _placement_state(anti_affinity: bool, computes: int = 3):
-    from kubernetes_mgmt.lab import manager, placement
+    from kubernetes_mgmt_lab import manager, placement
 
     return state.LabState(
         name='u', root='/x', subnet='10.10.0.0/24', gateway='10.10.0.1',
@@ -324,7 +331,7 @@ def _placement_state(anti_affinity: bool, computes: int = 3):
 
 
 def _placed(st, role: str, index: int, member: str | None = None):
-    from kubernetes_mgmt.lab import placement
+    from kubernetes_mgmt_lab import placement
 
     host = LabHost(name=f'{role}-{index}', role=role,
                    ip=f'10.10.0.{11 + len(st.hosts)}', netns='n', root='/r',
@@ -342,7 +349,7 @@ def test_ungrouped_hosts_go_round_robin():
 
 
 def test_anti_affinity_spreads_workers_and_then_finds_no_host():
-    from kubernetes_mgmt.lab import placement
+    from kubernetes_mgmt_lab import placement
 
     st = _placement_state(anti_affinity=True, computes=2)
     master = _placed(st, 'master', 0)
@@ -362,7 +369,7 @@ def test_anti_affinity_spreads_workers_and_then_finds_no_host():
 
 
 def test_moves_keep_anti_affinity():
-    from kubernetes_mgmt.lab import placement
+    from kubernetes_mgmt_lab import placement
 
     st = _placement_state(anti_affinity=True)
     w0, w1 = _placed(st, 'worker', 0), _placed(st, 'worker', 1)

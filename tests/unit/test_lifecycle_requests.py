@@ -10,9 +10,9 @@ from kubernetes_mgmt import tacker_objects
 from kubernetes_mgmt.cluster.etcd import EtcdMember, parse_members
 from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
 from kubernetes_mgmt.instance_state import DriverState, NodeRecord
-from kubernetes_mgmt.lab import tacker_shapes
 from kubernetes_mgmt.orchestration import heal, scale
 from kubernetes_mgmt.params.validate import parse_cluster_params
+from kubernetes_mgmt_lab import tacker_shapes
 
 REQUEST = {'k8s_cluster_installation_param': {
     'script_path': 'Scripts/install_k8s_cluster.sh',

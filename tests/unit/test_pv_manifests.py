@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from kubernetes_mgmt.errors import ValidationError
-from kubernetes_mgmt.lab.heat import fake
 from kubernetes_mgmt.params.model import NfsExport, PvRegistration
 from kubernetes_mgmt.storage.pv_manifests import load_pv_manifests
+from kubernetes_mgmt_lab.heat import fake
 
 AT = ('additionalParams.k8s_cluster_installation_param.'
       'pv_registration_params[{}].pv_manifest_file_path')

@@ -9,8 +9,12 @@ import pytest
 
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError, TopologyError
-from kubernetes_mgmt.lab import state as lab_state
-from kubernetes_mgmt.lab.heat.fake import (
+from kubernetes_mgmt.topology import heat as topology_heat
+from kubernetes_mgmt.topology.heat import read_members, read_topology
+from kubernetes_mgmt.topology.heat_client import heat_client_for
+from kubernetes_mgmt.topology.model import Role, Volume
+from kubernetes_mgmt_lab import state as lab_state
+from kubernetes_mgmt_lab.heat.fake import (
     FAKE_VOLUME_ID,
     STACK_ID,
     STACK_NAME,
@@ -22,10 +26,6 @@ from kubernetes_mgmt.lab.heat.fake import (
     params,
     running,
 )
-from kubernetes_mgmt.topology import heat as topology_heat
-from kubernetes_mgmt.topology.heat import read_members, read_topology
-from kubernetes_mgmt.topology.heat_client import heat_client_for
-from kubernetes_mgmt.topology.model import Role, Volume
 
 
 @pytest.fixture
@@ -242,22 +242,43 @@ def test_attachments_as_heat_string():
 
 @pytest.fixture
 def heat_options():
+    from kubernetes_mgmt_lab import conf as lab_conf
+
     yield CONF.kubernetes_mgmt
-    CONF.clear_override('heat_endpoint', group='kubernetes_mgmt')
-    CONF.clear_override('heat_token', group='kubernetes_mgmt')
+    CONF.clear_override('heat_client', group='kubernetes_mgmt')
+    for name in ('heat_endpoint', 'heat_token'):
+        CONF.clear_override(name, group=lab_conf.GROUP)
 
 
 def test_client_for_configured_endpoint(state_path, heat_options):
+    """heat_client = lab: the lab's factory, its endpoint and token
+    from the lab's own option group."""
     make_state(state_path)
     with running(state_path) as server:
+        CONF.set_override('heat_client', 'lab', group='kubernetes_mgmt')
         CONF.set_override('heat_endpoint', server.endpoint(TENANT),
-                          group='kubernetes_mgmt')
-        CONF.set_override('heat_token', TOKEN, group='kubernetes_mgmt')
+                          group='kubernetes_mgmt_lab')
+        CONF.set_override('heat_token', TOKEN, group='kubernetes_mgmt_lab')
         heat = heat_client_for(types.SimpleNamespace(vim_connection_info=[]))
         assert heat.stacks.get(STACK_ID).stack_name == STACK_NAME
 
 
-def test_client_without_endpoint_or_tacker(heat_options, monkeypatch):
+def test_lab_client_without_endpoint_names_the_option(heat_options):
+    CONF.set_override('heat_client', 'lab', group='kubernetes_mgmt')
+    with pytest.raises(MgmtDriverError,
+                       match=r'\[kubernetes_mgmt_lab\] heat_endpoint'):
+        heat_client_for(types.SimpleNamespace(vim_connection_info=[]))
+
+
+def test_unknown_client_factory_names_option_and_choices(heat_options):
+    CONF.set_override('heat_client', 'nosuch', group='kubernetes_mgmt')
+    with pytest.raises(MgmtDriverError) as err:
+        heat_client_for(types.SimpleNamespace(vim_connection_info=[]))
+    assert "[kubernetes_mgmt] heat_client = 'nosuch'" in str(err.value)
+    assert 'available: lab, tacker' in str(err.value)
+
+
+def test_client_without_tacker(heat_options, monkeypatch):
     import builtins
 
     real_import = builtins.__import__
@@ -268,7 +289,7 @@ def test_client_without_endpoint_or_tacker(heat_options, monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, '__import__', no_tacker)
-    with pytest.raises(MgmtDriverError, match='heat_endpoint'):
+    with pytest.raises(MgmtDriverError, match='heat_client = tacker needs'):
         heat_client_for(types.SimpleNamespace(vim_connection_info=[]))
 
 

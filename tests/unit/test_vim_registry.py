@@ -25,16 +25,18 @@ from cryptography.x509.oid import NameOID
 from oslo_config import cfg
 
 from kubernetes_mgmt import conf as kconf
-from kubernetes_mgmt.lab import tacker_shapes
+from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.vim import VimError, VimRecord, VimSpec, registry_for
 from kubernetes_mgmt.vim.connection import (
     add_vim_connection,
     remove_vim_connection,
     vim_connection_info,
 )
-from kubernetes_mgmt.vim.file_registry import FileVimRegistry
 from kubernetes_mgmt.vim.registry import VimRegistry
 from kubernetes_mgmt.vim.tacker_registry import TackerVimRegistry
+from kubernetes_mgmt_lab import conf as lab_conf
+from kubernetes_mgmt_lab import tacker_shapes
+from kubernetes_mgmt_lab.file_registry import FileVimRegistry
 
 TOKEN = 'eyJhbGciOi.secret-token-for-tests'
 
@@ -247,15 +249,27 @@ def test_token_never_reaches_logs_or_errors(registry, api, caplog):
 def test_registry_for_picks_by_configuration(tmp_path):
     conf = cfg.ConfigOpts()
     kconf.register_opts(conf)
+    lab_conf.register_opts(conf)
     conf([])
     assert isinstance(registry_for(conf), TackerVimRegistry)
     conf.set_override('vim_registry', 'file', 'kubernetes_mgmt')
     with pytest.raises(VimError, match='vim_registry_file'):
         registry_for(conf)
     path = str(tmp_path / 'v.json')
-    conf.set_override('vim_registry_file', path, 'kubernetes_mgmt')
+    conf.set_override('vim_registry_file', path, 'kubernetes_mgmt_lab')
     chosen = registry_for(conf)
     assert isinstance(chosen, FileVimRegistry) and chosen.path == path
+
+
+def test_unknown_registry_is_refused_with_the_names_there_are():
+    conf = cfg.ConfigOpts()
+    kconf.register_opts(conf)
+    conf([])
+    conf.set_override('vim_registry', 'nfvo', 'kubernetes_mgmt')
+    with pytest.raises(MgmtDriverError) as err:
+        registry_for(conf)
+    assert "vim_registry = 'nfvo'" in str(err.value)
+    assert 'available: file, tacker' in str(err.value)
 
 
 # -- Tacker's NFVO -----------------------------------------------------------

@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from kubernetes_mgmt.cli import main
-from kubernetes_mgmt.lab.manager import default_layouts
-from kubernetes_mgmt.lab.state import LabState
 from kubernetes_mgmt.params.validate import parse_instantiate_request
 from kubernetes_mgmt.vnf_package import layout, manifests
+from kubernetes_mgmt_lab.manager import default_layouts
+from kubernetes_mgmt_lab.state import LabState
 
 SAMPLE = layout.sample_package_dir()
 REQUESTS = layout.request_samples_dir()

@@ -1,0 +1,192 @@
+"""A stand-in kube-apiserver: a detached HTTPS server on the master's
+IP:6443 answering the health endpoints, /version and read-only GETs of
+the shared state, so HAProxy health checks, ``kubectl get --raw`` and
+API clients have something real to talk to.
+
+Run as ``python -m kubernetes_mgmt_lab.emulated.apiserver --address IP
+--port N --cert F --key F --pidfile F --cluster-dir D --version V``;
+``start``/``stop`` manage it from kubeadm.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from kubernetes_mgmt.remote.retry import wait_until
+from kubernetes_mgmt_lab.emulated import kubeconfig, store
+from kubernetes_mgmt_lab.tls_server import TlsHTTPServer
+
+MODULE = 'kubernetes_mgmt_lab.emulated.apiserver'
+START_TIMEOUT = 15.0
+
+
+def _version_info(version: str) -> dict:
+    major, minor = version.lstrip('v').split('.')[:2]
+    return {'major': major, 'minor': minor, 'gitVersion': version,
+            'gitCommit': '0' * 40, 'gitTreeState': 'clean',
+            'buildDate': '2024-01-01T00:00:00Z', 'goVersion': 'go1.22.5',
+            'compiler': 'gc', 'platform': 'linux/amd64'}
+
+
+def _status(code: int, reason: str, message: str) -> dict:
+    return {'kind': 'Status', 'apiVersion': 'v1', 'metadata': {},
+            'status': 'Failure', 'message': message, 'reason': reason,
+            'code': code}
+
+
+class Handler(BaseHTTPRequestHandler):
+    server_version = 'kube-apiserver-standin'
+    cluster_dir = ''
+    version = 'v0.0.0'
+    address = ''
+
+    def log_message(self, fmt: str, *args) -> None:
+        pass
+
+    def _send(self, code: int, body, ctype: str = 'application/json'):
+        data = body if isinstance(body, bytes) else (
+            json.dumps(body).encode() if not isinstance(body, str)
+            else body.encode())
+        self.send_response(code)
+        self.send_header('Content-Type', ctype)
+        self.send_header('Content-Length', str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _authorized(self) -> bool:
+        if self.connection.getpeercert():
+            return True     # TLS verified it was signed by the cluster CA
+        auth = self.headers.get('Authorization', '')
+        if not auth.startswith('Bearer '):
+            return False
+        from kubernetes_mgmt_lab.emulated import tokens
+        state = store.read(self.cluster_dir)
+        return tokens.bearer_valid(state, auth[len('Bearer '):].strip())
+
+    def do_GET(self) -> None:
+        path = self.path.split('?', 1)[0].rstrip('/') or '/'
+        if path in ('/healthz', '/readyz', '/livez'):
+            self._send(200, 'ok', 'text/plain')
+        elif path == '/version':
+            self._send(200, _version_info(self.version))
+        elif not self._authorized():
+            self._send(401, _status(401, 'Unauthorized', 'Unauthorized'))
+        else:
+            from kubernetes_mgmt_lab.emulated import restapi
+            state = store.read(self.cluster_dir)
+            code, body = restapi.get(state, path, self.address)
+            self._send(code, body)
+
+
+def _watchdog(server: ThreadingHTTPServer, pidfile: str, cdir: str):
+    """Exit when our pid file is gone or rewritten (host reset or lab
+    torn down), so no stand-in outlives its host."""
+    def orphaned() -> bool:
+        try:
+            with open(pidfile, encoding='utf-8') as f:
+                mine = f.read().strip() == str(os.getpid())
+        except OSError:
+            mine = False
+        return not mine or not os.path.isdir(cdir)
+
+    # Checked once a second for as long as the server runs.
+    wait_until(orphaned, deadline=float('inf'), first=1.0, ceiling=1.0)
+    server.shutdown()
+
+
+def serve(args: argparse.Namespace) -> None:
+    Handler.cluster_dir = args.cluster_dir
+    Handler.version = args.version
+    Handler.address = f'{args.address}:{args.port}'
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(args.cert, args.key)
+    if args.client_ca:
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+        ctx.load_verify_locations(args.client_ca)
+    server = TlsHTTPServer((args.address, args.port), Handler, ctx)
+    tmp = f'{args.pidfile}.tmp'
+    with open(tmp, 'w', encoding='utf-8') as f:
+        f.write(str(os.getpid()))
+    os.replace(tmp, args.pidfile)
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    threading.Thread(target=_watchdog, daemon=True,
+                     args=(server, args.pidfile, args.cluster_dir)).start()
+    server.serve_forever(poll_interval=0.5)
+
+
+def _our_pid(pidfile: str) -> int | None:
+    try:
+        with open(pidfile, encoding='utf-8') as f:
+            pid = int(f.read().strip())
+        with open(f'/proc/{pid}/cmdline', 'rb') as f:
+            cmdline = f.read()
+    except (OSError, ValueError):
+        return None
+    return pid if MODULE.encode() in cmdline else None
+
+
+def running(pidfile: str) -> bool:
+    return _our_pid(pidfile) is not None
+
+
+def start(python: str, address: str, port: int, pki_dir: str,
+          pidfile: str, log: str, cluster_dir: str, version: str) -> None:
+    """Start detached (own session, no inherited descriptors, so an SSH
+    channel that ran kubeadm can close) and wait until it accepts."""
+    stop(pidfile)
+    os.makedirs(os.path.dirname(pidfile), exist_ok=True)
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    argv = [python, '-m', MODULE, '--address', address, '--port',
+            str(port), '--cert', os.path.join(pki_dir, 'apiserver.crt'),
+            '--key', os.path.join(pki_dir, 'apiserver.key'),
+            '--client-ca', os.path.join(pki_dir, 'ca.crt'),
+            '--pidfile', pidfile, '--cluster-dir', cluster_dir,
+            '--version', version]
+    with open(log, 'ab') as out:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, close_fds=True,
+                                start_new_session=True)
+    def serving() -> bool:
+        if proc.poll() is not None:
+            raise RuntimeError(f'kube-apiserver stand-in exited: see {log}')
+        return running(pidfile) and \
+            kubeconfig.reachable(address, port, 0.5) is None
+
+    if not wait_until(serving, deadline=START_TIMEOUT, ceiling=0.1):
+        raise RuntimeError('kube-apiserver stand-in did not start in time')
+
+
+def stop(pidfile: str, timeout: float = 10.0) -> None:
+    pid = _our_pid(pidfile)
+    if pid is not None:
+        os.kill(pid, signal.SIGTERM)
+        wait_until(lambda: not _our_pid(pidfile)
+                   or not os.path.exists(f'/proc/{pid}'),
+                   deadline=timeout, ceiling=0.1)
+        if os.path.exists(f'/proc/{pid}'):
+            os.kill(pid, signal.SIGKILL)
+    try:
+        os.unlink(pidfile)
+    except FileNotFoundError:
+        pass
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog='kube-apiserver-standin')
+    for name in ('address', 'cert', 'key', 'pidfile', 'cluster-dir',
+                 'version'):
+        parser.add_argument(f'--{name}', required=True)
+    parser.add_argument('--client-ca')
+    parser.add_argument('--port', type=int, default=6443)
+    serve(parser.parse_args(argv))
+
+
+if __name__ == '__main__':
+    main()

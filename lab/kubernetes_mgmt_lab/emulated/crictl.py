@@ -1,0 +1,60 @@
+"""``crictl`` stand-in: version, info, ps, pods, images, pull, rmi."""
+from __future__ import annotations
+
+import json
+
+from kubernetes_mgmt_lab.emulated import cluster, flags, runner, store, units
+from kubernetes_mgmt_lab.emulated.flags import Flag
+from kubernetes_mgmt_lab.emulated.runner import CommandError, Context
+
+FLAGS = [Flag('runtime-endpoint', short='r'), Flag('image-endpoint',
+                                                   short='i'),
+         Flag('timeout', short='t'), Flag('debug', value=False, short='D'),
+         Flag('config', short='c'), Flag('output', short='o'),
+         Flag('all', value=False, short='a'), Flag('quiet', value=False,
+                                                   short='q'),
+         Flag('name'), Flag('namespace')]
+
+
+def _my_pods(ctx: Context) -> list[dict]:
+    state = store.read(ctx.cluster_dir)
+    hosts = state.get('node_hosts', {})
+    return [p for p in cluster.objects_of(state, 'Pod')
+            if hosts.get(p['spec'].get('nodeName')) == ctx.host.name]
+
+
+def main(ctx: Context, args: list[str]) -> int:
+    try:
+        opts = flags.parse(FLAGS, args)
+    except flags.FlagError as e:
+        raise CommandError(f'crictl: {e}', 1) from None
+    words = opts.args
+    if words[:1] == ['version']:
+        ctx.out('Version:  0.1.0\nRuntimeName:  containerd\n'
+                'RuntimeVersion:  1.7.12\nRuntimeApiVersion:  v1')
+        return 0
+    if units.active_state('containerd') != 'active':
+        raise CommandError('validate service connection: validate CRI v1 '
+                           'runtime API for endpoint "unix:///run/'
+                           'containerd/containerd.sock": rpc error: code = '
+                           'Unavailable desc = connection error', 1)
+    if words[:1] == ['info']:
+        ctx.out(json.dumps({'status': {'conditions': [
+            {'type': 'RuntimeReady', 'status': True}]}}, indent=2))
+    elif words[:1] in (['ps'], ['pods']):
+        for pod in _my_pods(ctx):
+            ctx.out(f'{pod["metadata"]["uid"][:13]}  '
+                    f'{pod["metadata"]["name"]}  Running')
+    elif words[:1] == ['images']:
+        ctx.out('IMAGE                      TAG     IMAGE ID')
+    elif words[:1] in (['pull'], ['rmi']):
+        image = words[1] if len(words) > 1 else ''
+        ctx.out(f'Image is up to date for {image}')
+    else:
+        raise CommandError(f'crictl: unknown command {words[:1]}', 1)
+    return 0
+
+
+if __name__ == '__main__':
+    runner.run('crictl', main, mutating=lambda a: False,
+               needs=('cri-tools',))

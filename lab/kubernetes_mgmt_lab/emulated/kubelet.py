@@ -1,0 +1,19 @@
+"""``kubelet`` stand-in: only ``--version`` (the service itself is a
+systemd unit, see ``systemctl``)."""
+from __future__ import annotations
+
+from kubernetes_mgmt_lab.emulated import packages, runner
+from kubernetes_mgmt_lab.emulated.runner import CommandError, Context
+
+
+def main(ctx: Context, args: list[str]) -> int:
+    if args and args[0] in ('--version', '--version=true'):
+        ctx.out(f'Kubernetes {packages.kube_version(ctx, "kubelet")}')
+        return 0
+    raise CommandError('the lab runs the kubelet as a recorded systemd '
+                       'unit; use "systemctl start kubelet"', 1)
+
+
+if __name__ == '__main__':
+    runner.run('kubelet', main, mutating=lambda a: False,
+               needs=('kubelet',))

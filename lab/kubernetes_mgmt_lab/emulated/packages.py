@@ -1,0 +1,50 @@
+"""The host's installed packages (a dpkg stand-in database)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kubernetes_mgmt_lab.emulated import hoststate
+
+if TYPE_CHECKING:
+    from kubernetes_mgmt_lab.emulated.runner import Context
+
+DB = 'packages'
+# Packages built from the Kubernetes release share its version.
+KUBE_PACKAGES = ('kubelet', 'kubeadm', 'kubectl')
+PKG_REVISION = '1.1'
+
+
+def installed() -> dict[str, dict]:
+    return hoststate.read(DB)
+
+
+def any_installed(ctx: Context, names: tuple[str, ...]) -> bool:
+    have = installed()
+    return any(n in have for n in names)
+
+
+def version_of(name: str) -> str | None:
+    entry = installed().get(name)
+    return entry['version'] if entry else None
+
+
+def kube_version(ctx: Context, name: str) -> str:
+    """``v1.31.4`` for an installed kubelet/kubeadm/kubectl."""
+    raw = version_of(name) or ctx.config.kubernetes_version
+    return 'v' + raw.split('-')[0].split('~')[0]
+
+
+def resolve_version(ctx: Context, name: str, wanted: str | None) -> str:
+    """The version apt would pick for ``name[=wanted]``."""
+    default = ctx.config.kubernetes_version
+    if name not in KUBE_PACKAGES:
+        return wanted or '1.0-1'
+    if not wanted:
+        return f'{default}-{PKG_REVISION}'
+    upstream, _, revision = wanted.partition('-')
+    if '*' in upstream:
+        # apt's version glob: fill in the default patch release.
+        upstream = upstream.replace('*', default.split('.')[-1])
+    if not revision or '*' in revision:
+        revision = PKG_REVISION
+    return f'{upstream}-{revision}'

@@ -1,0 +1,135 @@
+"""Read (and a few test-only write) helpers over the shared state, for
+tests and the lab manager."""
+from __future__ import annotations
+
+import os
+import shutil
+
+from kubernetes_mgmt_lab.emulated import cluster, faults, store
+
+
+class ClusterView:
+    """A read-only look at the emulated cluster: every call re-reads the
+    state file, so it always shows the latest commands' effects."""
+
+    def __init__(self, cluster_dir: str):
+        self.cluster_dir = cluster_dir
+
+    def state(self) -> dict:
+        return store.read(self.cluster_dir)
+
+    def info(self) -> dict:
+        return self.state()['cluster']
+
+    def initialized(self) -> bool:
+        return bool(self.info().get('initialized'))
+
+    def objects(self, kind: str, namespace: str | None = None
+                ) -> list[dict]:
+        return [o for o in cluster.objects_of(self.state(), kind)
+                if namespace is None or
+                o['metadata'].get('namespace') == namespace]
+
+    def nodes(self) -> list[dict]:
+        return self.objects('Node')
+
+    def node_names(self) -> list[str]:
+        return [n['metadata']['name'] for n in self.nodes()]
+
+    def node(self, name: str) -> dict | None:
+        return cluster.find(self.state(), 'Node', name)
+
+    def node_ready(self, name: str) -> bool:
+        node = self.node(name)
+        return bool(node) and cluster.is_ready(node)
+
+    def etcd_members(self) -> list[dict]:
+        return list(self.state().get('etcd', []))
+
+    def pods(self, namespace: str | None = None,
+             node: str | None = None) -> list[dict]:
+        return [p for p in self.objects('Pod', namespace)
+                if node is None or p['spec'].get('nodeName') == node]
+
+    def pvs(self) -> list[dict]:
+        return self.objects('PersistentVolume')
+
+    def pv(self, name: str) -> dict | None:
+        return cluster.find(self.state(), 'PersistentVolume', name)
+
+    def namespaces(self) -> list[str]:
+        return [n['metadata']['name'] for n in self.objects('Namespace')]
+
+    def secrets(self, namespace: str | None = None) -> list[dict]:
+        return self.objects('Secret', namespace)
+
+    def secret(self, name: str, namespace: str) -> dict | None:
+        return cluster.find(self.state(), 'Secret', name, namespace)
+
+    def service_accounts(self, namespace: str | None = None) -> list[dict]:
+        return self.objects('ServiceAccount', namespace)
+
+    def cluster_role_bindings(self) -> list[dict]:
+        return self.objects('ClusterRoleBinding')
+
+    def tokens(self) -> list[dict]:
+        return list(self.info().get('tokens', []))
+
+    def events(self, host: str | None = None,
+               command: str | None = None) -> list[dict]:
+        """Mutating commands in order; filter by host and by a command
+        prefix such as ``'kubectl drain'``."""
+        return [e for e in self.state().get('events', [])
+                if (host is None or e['host'] == host) and
+                (command is None or faults.matches(command, e['argv']))]
+
+    def argv_log(self, host: str | None = None) -> list[dict]:
+        """Every emulated command started, mutating or not, in order."""
+        return [e for e in store.read_argv_log(self.cluster_dir)
+                if host is None or e['host'] == host]
+
+    def join_secrets_ever(self) -> tuple[list[str], list[str]]:
+        """(bootstrap tokens, certificate keys) the cluster ever accepted,
+        expired ones included."""
+        info = self.info()
+        return (list(info.get('token_history', [])),
+                list(info.get('certificate_key_history', [])))
+
+    def host_kubelet_active(self, host: str) -> bool:
+        return bool(self.state().get('hosts', {}).get(host, {}).get(
+            'kubelet'))
+
+
+def expire_tokens(cluster_dir: str) -> None:
+    """Make every bootstrap token expire now (tests of refused joins)."""
+    with store.mutate(cluster_dir) as state:
+        for tok in state['cluster'].get('tokens', []):
+            tok['expires'] = 1.0
+
+
+def expire_certificate_key(cluster_dir: str) -> None:
+    with store.mutate(cluster_dir) as state:
+        key = state['cluster'].get('certificate_key')
+        if key:
+            key['expires'] = 1.0
+
+
+def set_host_down(cluster_dir: str, host: str) -> None:
+    """The lab destroyed ``host``: its kubelet stops posting status and
+    its API server is gone (processes die with the host's namespaces)."""
+    with store.mutate(cluster_dir) as state:
+        rec = cluster.host_record(state, host)
+        rec['kubelet'] = False
+        rec.pop('apiserver', None)
+        cluster.reconcile(state)
+
+
+def reset_cluster(cluster_dir: str) -> None:
+    """Forget the emulated cluster (state, argv log, CAs, faults; config
+    stays)."""
+    for name in (store.STATE_FILE, store.ARGV_LOG, 'faults.json'):
+        try:
+            os.unlink(os.path.join(cluster_dir, name))
+        except FileNotFoundError:
+            pass
+    shutil.rmtree(os.path.join(cluster_dir, 'pki'), ignore_errors=True)

@@ -1,0 +1,102 @@
+"""``KubeApiDouble``: start, configure and inspect the API double."""
+from __future__ import annotations
+
+import copy
+
+from kubernetes_mgmt_lab.kube_api import catalog, controllers, rbac, server
+from kubernetes_mgmt_lab.kube_api.controllers import Timing
+from kubernetes_mgmt_lab.kube_api.store import Store
+from kubernetes_mgmt_lab.kube_api.tls import ServingCert, issue
+
+SYSTEM_NAMESPACES = ('default', 'kube-system', 'kube-public')
+
+
+class KubeApiDouble:
+    """An in-memory Kubernetes API server on 127.0.0.1 (random port).
+
+    Use as a context manager. ``add_token`` decides who may do what;
+    ``names``/``objects`` and ``requests`` let a test check what exists
+    where and which calls were made.
+    """
+
+    def __init__(self, timing: Timing | None = None, tls: bool = False,
+                 nodes: tuple[str, ...] = ('node-1',)):
+        self.timing = timing or Timing()
+        self.store = Store()
+        self._exchange = server.Exchange(tokens={}, state=self)
+        self._cert: ServingCert | None = issue() if tls else None
+        self._server = None
+        for name in SYSTEM_NAMESPACES:
+            self.put('Namespace', {'metadata': {'name': name},
+                                   'status': {'phase': 'Active'}})
+        for name in nodes:
+            self.put('Node', {'metadata': {'name': name}})
+
+    # -- lifecycle ------------------------------------------------------
+    def start(self) -> KubeApiDouble:
+        context = self._cert.server_context() if self._cert else None
+        self._server = server.serve(self._exchange, context)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> KubeApiDouble:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        scheme = 'https' if self._cert else 'http'
+        return f'{scheme}://127.0.0.1:{self._server.server_port}'
+
+    @property
+    def ca_pem(self) -> str | None:
+        return self._cert.ca_pem if self._cert else None
+
+    # -- who may call ---------------------------------------------------
+    def add_token(self, token: str, identity: rbac.Identity) -> str:
+        self._exchange.tokens[token] = identity
+        return token
+
+    def access_info(self, token: str) -> dict:
+        """A Kubernetes VIM's access info as Tacker hands it to drivers."""
+        return {'auth_url': self.url, 'bearer_token': token,
+                'ssl_ca_cert': self.ca_pem or 'None'}
+
+    # -- state ----------------------------------------------------------
+    def put(self, kind: str, obj: dict) -> dict:
+        """Create an object directly (test setup), bypassing RBAC."""
+        with self.store.lock:
+            return self.store.put_new(catalog.by_kind(kind),
+                                      copy.deepcopy(obj))
+
+    def objects(self, kind: str, namespace: str | None = None) -> list[dict]:
+        with self.store.lock:
+            controllers.advance(self.store, self.timing)
+            return copy.deepcopy(self.store.of_kind(kind, namespace))
+
+    def names(self, kind: str, namespace: str | None = None) -> list[str]:
+        return [o['metadata']['name'] for o in self.objects(kind, namespace)]
+
+    def namespaces_in_use(self, kinds: tuple[str, ...] | None = None
+                          ) -> set[str]:
+        """Namespaces holding at least one object (of ``kinds``)."""
+        with self.store.lock:
+            controllers.advance(self.store, self.timing)
+            return {ns for kind, ns, _ in self.store.objects
+                    if ns and (kinds is None or kind in kinds)}
+
+    @property
+    def requests(self) -> list[server.RequestRecord]:
+        with self._exchange.log_lock:
+            return list(self._exchange.log)
+
+    def mutations(self) -> list[server.RequestRecord]:
+        """Requests that changed (or tried to change) something."""
+        return [r for r in self.requests if r.mutating]

@@ -1,0 +1,197 @@
+"""The HTTP side of the double: a threaded stdlib server on 127.0.0.1."""
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+from kubernetes_mgmt_lab.kube_api import (
+    catalog,
+    controllers,
+    handlers,
+    paths,
+    rbac,
+)
+from kubernetes_mgmt_lab.kube_api.status import ApiError, failure
+from kubernetes_mgmt_lab.tls_server import TlsHTTPServer
+
+_VERBS = {'POST': 'create', 'PUT': 'update', 'PATCH': 'patch',
+          'DELETE': 'delete'}
+_DISPATCH = {'GET': lambda store, req, timing: handlers.get(store, req),
+             'POST': handlers.create, 'PUT': handlers.replace,
+             'PATCH': handlers.patch_object, 'DELETE': handlers.delete}
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One request as the double saw it, for tests to assert on."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    user: str | None
+    code: int
+    body: object = None
+
+    @property
+    def mutating(self) -> bool:
+        if self.method == 'GET' or self.query.get('dryRun') == 'All':
+            return False
+        return not self.path.endswith('/selfsubjectaccessreviews')
+
+
+@dataclass
+class Exchange:
+    """The server's view of the double: tokens, store and request log."""
+
+    tokens: dict[str, rbac.Identity]
+    state: object                 # the KubeApiDouble
+    log: list[RequestRecord] = field(default_factory=list)
+    log_lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _discovery(path: str, address: str) -> dict | None:
+    parts = [p for p in path.split('/') if p]
+    if parts == ['version']:
+        return {'major': '1', 'minor': '30', 'gitVersion': 'v1.30.0',
+                'gitCommit': '0' * 40, 'gitTreeState': 'clean',
+                'buildDate': '2024-04-17T17:27:03Z', 'goVersion': 'go1.22.2',
+                'compiler': 'gc', 'platform': 'linux/amd64'}
+    if parts == ['api']:
+        return catalog.core_versions(address)
+    if parts == ['apis']:
+        return catalog.group_list()
+    if len(parts) == 2 and parts[0] == 'apis':
+        return catalog.group(parts[1])
+    split = paths.split_group_version(parts)
+    if split and not split[1]:
+        return catalog.resource_list(split[0])
+    return None
+
+
+def _verb(method: str, target: paths.Target, query: dict) -> str:
+    if method == 'GET':
+        if target.name is None:
+            return 'watch' if query.get('watch') in ('true', '1') else 'list'
+        return 'get'
+    if method == 'DELETE' and target.name is None:
+        return 'deletecollection'
+    return _VERBS[method]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = 'HTTP/1.1'
+    # Send headers and body in one segment, at once: otherwise delayed
+    # ACKs add ~40 ms to every request.
+    wbufsize = -1
+    disable_nagle_algorithm = True
+    exchange: Exchange           # set on the per-server subclass
+
+    def log_message(self, format, *args):
+        pass                     # tests read RequestRecord, not stderr
+
+    def do_GET(self):
+        self._handle('GET')
+
+    def do_POST(self):
+        self._handle('POST')
+
+    def do_PUT(self):
+        self._handle('PUT')
+
+    def do_PATCH(self):
+        self._handle('PATCH')
+
+    def do_DELETE(self):
+        self._handle('DELETE')
+
+    def _read_body(self) -> object:
+        length = int(self.headers.get('Content-Length') or 0)
+        raw = self.rfile.read(length) if length else b''
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise ApiError(400, f'the request body is not JSON: {exc}'
+                           ) from exc
+
+    def _handle(self, method: str) -> None:
+        url = urlsplit(self.path)
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        identity = body = None
+        try:
+            body = self._read_body()
+            identity = self._identify()
+            code, reply = self._serve(method, url.path, query, body,
+                                      identity)
+        except ApiError as exc:
+            code, reply = exc.code, exc.body
+        except Exception as exc:  # a bug of the double: say so, loudly
+            code, reply = 500, failure(500, f'API double failed: {exc!r}')
+        self._record(method, url.path, query, identity, code, body)
+        self._send(code, reply)
+
+    def _identify(self) -> rbac.Identity:
+        header = self.headers.get('Authorization') or ''
+        scheme, _, token = header.partition(' ')
+        identity = self.exchange.tokens.get(token.strip())
+        if scheme.lower() != 'bearer' or identity is None:
+            raise ApiError(401, 'Unauthorized')
+        return identity
+
+    def _serve(self, method, path, query, body, identity):
+        double = self.exchange.state
+        if method == 'GET':
+            doc = _discovery(path, f'127.0.0.1:{self.server.server_port}')
+            if doc is not None:
+                return 200, doc
+        target = paths.parse(path)
+        attrs = rbac.Attributes(
+            verb=_verb(method, target, query), group=target.api_kind.group,
+            resource=target.rbac_resource, namespace=target.rbac_namespace,
+            name=target.name)
+        if not rbac.allows(identity, attrs):
+            raise ApiError(403, rbac.forbidden_message(identity, attrs),
+                           details={'name': target.name,
+                                    'group': target.api_kind.group,
+                                    'kind': target.api_kind.plural})
+        request = handlers.Request(
+            target=target, identity=identity, query=query, body=body,
+            content_type=(self.headers.get('Content-Type') or '').split(
+                ';')[0].strip())
+        with double.store.lock:
+            controllers.advance(double.store, double.timing)
+            return _DISPATCH[method](double.store, request, double.timing)
+
+    def _record(self, method, path, query, identity, code, body) -> None:
+        record = RequestRecord(method, path, query,
+                               identity.user if identity else None, code,
+                               body)
+        with self.exchange.log_lock:
+            self.exchange.log.append(record)
+
+    def _send(self, code: int, reply: dict) -> None:
+        data = json.dumps(reply).encode()
+        self.send_response(code)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def serve(exchange: Exchange, ssl_context=None) -> ThreadingHTTPServer:
+    handler = type('Handler', (_Handler,), {'exchange': exchange})
+    if ssl_context is None:
+        server = ThreadingHTTPServer(('127.0.0.1', 0), handler)
+        server.daemon_threads = True
+    else:
+        server = TlsHTTPServer(('127.0.0.1', 0), handler, ssl_context)
+    # A short poll interval makes shutdown() quick (tests start many).
+    thread = threading.Thread(target=server.serve_forever,
+                              kwargs={'poll_interval': 0.02},
+                              name='kube-api-double', daemon=True)
+    thread.start()
+    return server

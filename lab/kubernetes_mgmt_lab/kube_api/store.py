@@ -1,0 +1,82 @@
+"""The objects the double holds, with the bookkeeping an API server adds
+(uid, resourceVersion, generation, timestamps)."""
+from __future__ import annotations
+
+import copy
+import datetime
+import itertools
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from kubernetes_mgmt_lab.kube_api.catalog import ApiKind
+
+Key = tuple[str, str, str]          # (kind, namespace or '', name)
+
+
+def key_of(api_kind: ApiKind, namespace: str | None, name: str) -> Key:
+    return (api_kind.kind, namespace or '' if api_kind.namespaced else '',
+            name)
+
+
+def timestamp() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime(
+        '%Y-%m-%dT%H:%M:%SZ')
+
+
+@dataclass
+class Store:
+    """Objects by key, guarded by one lock (the HTTP server is threaded).
+
+    ``ready_at`` and ``gone_at`` hold the monotonic times at which a pod
+    becomes ready and a terminating object disappears; the controllers
+    move objects along when the time has come.
+    """
+
+    objects: dict[Key, dict] = field(default_factory=dict)
+    ready_at: dict[Key, float] = field(default_factory=dict)
+    gone_at: dict[Key, float] = field(default_factory=dict)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    _versions: Iterator[int] = field(
+        default_factory=lambda: itertools.count(1))
+
+    def next_version(self) -> str:
+        return str(next(self._versions))
+
+    def get(self, key: Key) -> dict | None:
+        return self.objects.get(key)
+
+    def put_new(self, api_kind: ApiKind, obj: dict) -> dict:
+        """Store a new object, filling in what the server owns."""
+        meta = obj.setdefault('metadata', {})
+        meta['uid'] = str(uuid.uuid4())
+        meta['creationTimestamp'] = timestamp()
+        meta['resourceVersion'] = self.next_version()
+        meta['generation'] = 1
+        obj['apiVersion'] = api_kind.group_version
+        obj['kind'] = api_kind.kind
+        if not api_kind.namespaced:
+            meta.pop('namespace', None)
+        key = key_of(api_kind, meta.get('namespace'), meta['name'])
+        self.objects[key] = obj
+        return obj
+
+    def touch(self, key: Key, spec_changed: bool = False) -> None:
+        meta = self.objects[key]['metadata']
+        meta['resourceVersion'] = self.next_version()
+        if spec_changed:
+            meta['generation'] = meta.get('generation', 1) + 1
+
+    def remove(self, key: Key) -> None:
+        self.objects.pop(key, None)
+        self.ready_at.pop(key, None)
+        self.gone_at.pop(key, None)
+
+    def of_kind(self, kind: str, namespace: str | None = None) -> list[dict]:
+        return [obj for (k, ns, _), obj in sorted(self.objects.items())
+                if k == kind and (namespace is None or ns == namespace)]
+
+    def snapshot(self) -> dict[Key, dict]:
+        with self.lock:
+            return copy.deepcopy(self.objects)

@@ -1,0 +1,179 @@
+"""The lab's "site mirror": what a site without internet serves its VMs.
+
+The lab has no internet, so the install script gets its apt signing key
+and the CNI manifest from here, as it would from a mirror on a real
+site. The emulated ``apt-get`` verifies nothing, so the key is random
+bytes in ASCII armour (``gpg --dearmor`` still accepts it); the CNI
+manifests are small stand-ins whose DaemonSet names the emulated kubectl
+recognises as a pod network.
+
+Run as ``python -m kubernetes_mgmt_lab.mirror --dir D --listen IP:PORT``;
+``mirrorproc`` starts and stops it.
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import functools
+import hashlib
+import os
+import sys
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+from kubernetes_mgmt_lab.net import listen_address, serve_until_stopped
+
+KEY_PATH = 'apt/Release.key'
+CALICO_PATH = 'cni/calico.yaml'
+FLANNEL_PATH = 'cni/flannel.yaml'
+
+CALICO_MANIFEST = """\
+# Lab stand-in for Calico's calico.yaml (v3.28.0), served by the lab's
+# site mirror. Not a pod network: the lab's emulated kubectl counts a
+# DaemonSet named calico-node as an installed CNI.
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: calico-node
+  namespace: kube-system
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: calico-node
+  namespace: kube-system
+  labels: {k8s-app: calico-node}
+spec:
+  selector:
+    matchLabels: {k8s-app: calico-node}
+  template:
+    metadata:
+      labels: {k8s-app: calico-node}
+    spec:
+      hostNetwork: true
+      serviceAccountName: calico-node
+      tolerations: [{operator: Exists}]
+      containers:
+      - name: calico-node
+        image: docker.io/calico/node:v3.28.0
+        env:
+        - name: CALICO_NETWORKING_BACKEND
+          value: bird
+        # As upstream: the pod CIDR line an installer may uncomment.
+        # - name: CALICO_IPV4POOL_CIDR
+        #   value: "192.168.0.0/16"
+"""
+
+FLANNEL_MANIFEST = """\
+# Lab stand-in for Flannel's kube-flannel.yml (v0.25.5), served by the
+# lab's site mirror. Not a pod network: the lab's emulated kubectl counts
+# a DaemonSet named kube-flannel-ds as an installed CNI.
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: kube-flannel
+  labels: {pod-security.kubernetes.io/enforce: privileged}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: flannel
+  namespace: kube-flannel
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kube-flannel-cfg
+  namespace: kube-flannel
+data:
+  net-conf.json: |
+    {"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan"}}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: kube-flannel-ds
+  namespace: kube-flannel
+  labels: {app: flannel}
+spec:
+  selector:
+    matchLabels: {app: flannel}
+  template:
+    metadata:
+      labels: {app: flannel}
+    spec:
+      hostNetwork: true
+      serviceAccountName: flannel
+      tolerations: [{operator: Exists}]
+      containers:
+      - name: kube-flannel
+        image: docker.io/flannel/flannel:v0.25.5
+"""
+
+
+def sha256_of(text: str) -> str:
+    """What a site writes into cni_manifest_sha256 for a served file."""
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()
+
+
+def _crc24(data: bytes) -> int:
+    # The checksum line of ASCII armour (RFC 4880, section 6.1).
+    crc = 0xB704CE
+    for byte in data:
+        crc ^= byte << 16
+        for _ in range(8):
+            crc <<= 1
+            if crc & 0x1000000:
+                crc ^= 0x1864CFB
+    return crc & 0xFFFFFF
+
+
+def armored(blob: bytes) -> str:
+    """``blob`` in OpenPGP ASCII armour (RFC 4880, 6.2), as a key."""
+    checksum = base64.b64encode(_crc24(blob).to_bytes(3, 'big')).decode()
+    return ('-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n'
+            f'{base64.b64encode(blob).decode()}\n={checksum}\n'
+            '-----END PGP PUBLIC KEY BLOCK-----\n')
+
+
+def fake_release_key(size: int = 48) -> str:
+    """Random bytes dressed as an armoured OpenPGP public key."""
+    return armored(os.urandom(size))
+
+
+def populate(directory: str) -> None:
+    """Write the mirror's files below ``directory``."""
+    files = {KEY_PATH: fake_release_key(), CALICO_PATH: CALICO_MANIFEST,
+             FLANNEL_PATH: FLANNEL_MANIFEST}
+    for relative, text in files.items():
+        path = os.path.join(directory, relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, 'w', encoding='utf-8') as f:
+            f.write(text)
+        os.chmod(path, 0o644)
+
+
+def serve(directory: str, listen: tuple[str, int]) -> ThreadingHTTPServer:
+    """An HTTP server for ``directory`` (not yet serving)."""
+    handler = functools.partial(SimpleHTTPRequestHandler,
+                                directory=directory)
+    return ThreadingHTTPServer(listen, handler)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog='python -m kubernetes_mgmt_lab.mirror',
+        description="The lab's site mirror (apt key, CNI manifests).")
+    parser.add_argument('--dir', required=True, help='directory to serve')
+    parser.add_argument('--listen', required=True, type=listen_address,
+                        help='IP:PORT to listen on')
+    args = parser.parse_args(argv)
+    server = serve(args.dir, args.listen)
+    # The access log (stderr, the lab's mirror.log) shows what VMs fetched.
+    sys.stderr.write(f'mirror of {args.dir} on {args.listen[0]}:'
+                     f'{server.server_address[1]}\n')
+    sys.stderr.flush()
+    return serve_until_stopped(server)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

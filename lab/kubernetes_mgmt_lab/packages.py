@@ -1,0 +1,66 @@
+"""The Debian packages the lab needs on the machine, installed when
+missing."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+from kubernetes_mgmt.redact import get_logger
+from kubernetes_mgmt_lab.errors import LabError
+from kubernetes_mgmt_lab.sysrun import run
+
+LOG = get_logger(__name__)
+
+# A program each package provides -> the package.
+REQUIRED = {
+    '/usr/sbin/sshd': 'openssh-server',
+    'ssh-keygen': 'openssh-client',
+    '/usr/sbin/haproxy': 'haproxy',
+    '/usr/sbin/keepalived': 'keepalived',
+    'sudo': 'sudo',
+    'ip': 'iproute2',
+    'nsenter': 'util-linux',
+    'useradd': 'passwd',
+    # The storage host's volume: a loop device its VM formats and mounts.
+    'losetup': 'mount',
+    'mount': 'mount',
+    'blkid': 'util-linux',
+    'findmnt': 'util-linux',
+    'mkfs.ext4': 'e2fsprogs',
+}
+
+
+def _present(program: str) -> bool:
+    if os.path.isabs(program):
+        return os.access(program, os.X_OK)
+    return shutil.which(
+        program, path='/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:'
+                      '/sbin:/bin') is not None
+
+
+def missing() -> list[str]:
+    return sorted({pkg for prog, pkg in REQUIRED.items()
+                   if not _present(prog)})
+
+
+def ensure() -> None:
+    """Install what is missing with apt-get; do nothing when all is there."""
+    needed = missing()
+    if not needed:
+        return
+    if shutil.which('apt-get') is None:
+        raise LabError('the lab needs these Debian packages and apt-get is '
+                       f'not available: {" ".join(needed)}')
+    message = ('lab: installing Debian packages the lab needs: '
+               f'{" ".join(needed)}')
+    LOG.info(message)
+    print(message, file=sys.stderr, flush=True)
+    env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
+    run(['apt-get', 'update'], env=env, timeout=600)
+    run(['apt-get', 'install', '-y', '--no-install-recommends', *needed],
+        env=env, timeout=1200)
+    still = missing()
+    if still:
+        raise LabError('apt-get ran but these packages are still missing: '
+                       f'{" ".join(still)}')

@@ -1,0 +1,66 @@
+"""Helpers for code that brings throw-away labs up: tests and benchmarks.
+
+They pick a name, root and subnet that collide with no other lab, so a
+test lab never touches the lab a developer runs."""
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import subprocess
+import tempfile
+
+
+def unavailable_reason() -> str | None:
+    """Why the lab cannot run here, or None."""
+    if os.geteuid() != 0:
+        return 'the lab needs root (network and mount namespaces)'
+    for tool in ('ip', 'unshare', 'nsenter'):
+        if shutil.which(tool) is None:
+            return f'the lab needs {tool}, which is not installed'
+    probe = subprocess.run(['ip', 'netns', 'list'], capture_output=True,
+                           text=True, check=False)
+    if probe.returncode != 0:
+        return f'"ip netns" is unavailable: {probe.stderr.strip()}'
+    return None
+
+
+def free_subnet() -> str:
+    """A /24 that overlaps nothing on this machine (nor a running lab)."""
+    from kubernetes_mgmt_lab import net
+    from kubernetes_mgmt_lab.errors import LabError
+
+    start = secrets.randbelow(40)
+    for third in range(200 + start, 255):
+        plan = net.AddressPlan.parse(f'10.10.{third}.0/24')
+        try:
+            net.check_subnet_free(plan, bridge='')
+        except LabError:
+            continue
+        return str(plan.subnet)
+    raise RuntimeError('no free 10.10.x.0/24 subnet for a test lab')
+
+
+def new_lab_args() -> dict:
+    """Name, root and subnet of a throw-away lab."""
+    return {'name': 'kt' + secrets.token_hex(3),
+            'root': tempfile.mkdtemp(prefix='klab-test-', dir='/var/tmp'),
+            'subnet': free_subnet()}
+
+
+@contextlib.contextmanager
+def throwaway_lab(masters: int = 1, workers: int = 1, **options):
+    """A lab with its own name, root and subnet, always torn down."""
+    from kubernetes_mgmt_lab.manager import Lab
+
+    args = new_lab_args()
+    try:
+        lab = Lab.up(masters=masters, workers=workers, **args, **options)
+    except BaseException:
+        shutil.rmtree(args['root'], ignore_errors=True)
+        raise
+    try:
+        yield lab
+    finally:
+        lab.down()
