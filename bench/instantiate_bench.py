@@ -13,10 +13,7 @@ work, and the driver's own overhead (wall time minus that critical path).
 from __future__ import annotations
 
 import argparse
-import time
 
-from kubernetes_mgmt.orchestration.instantiate import instantiate
-from kubernetes_mgmt.params.validate import parse_cluster_params
 from kubernetes_mgmt_lab import driving
 from kubernetes_mgmt_lab.bench_output import run_each, show_progress
 from kubernetes_mgmt_lab.testing import throwaway_lab
@@ -26,12 +23,7 @@ WHAT = 'worker(s) + 1 master: instantiate'
 
 def measure(workers: int, install_delay: float) -> dict:
     with throwaway_lab(1, workers, install_delay=install_delay) as lab:
-        with driving.driver_options(lab, max_parallel_hosts=workers + 1):
-            request, instance = driving.new_instance(lab)
-            params = parse_cluster_params(request.additional_params)
-            started = time.monotonic()
-            progress = instantiate(None, instance, params)
-            wall = time.monotonic() - started
+        progress, wall = driving.timed_instantiate(lab, workers + 1)
         accepts = [lab.ssh_accepts(h.name) for h in lab.state.hosts]
     return {'workers': workers, 'wall': wall,
             'remote': progress.remote_critical_seconds,

@@ -19,10 +19,7 @@ from __future__ import annotations
 
 import argparse
 import random
-import time
 
-from kubernetes_mgmt.orchestration.instantiate import instantiate
-from kubernetes_mgmt.params.validate import parse_cluster_params
 from kubernetes_mgmt_lab import driving
 from kubernetes_mgmt_lab.bench_output import show_progress, step
 from kubernetes_mgmt_lab.emulated import set_install_delays
@@ -36,12 +33,7 @@ def measure(workers: int, low: float, high: float, seed: int) -> dict:
         set_install_delays(lab.state.cluster_dir, delays)
         step(f'install times: {min(delays.values()):.1f}-'
              f'{max(delays.values()):.1f} s over {len(delays)} nodes')
-        with driving.driver_options(lab, max_parallel_hosts=workers + 4):
-            request, instance = driving.new_instance(lab)
-            params = parse_cluster_params(request.additional_params)
-            started = time.monotonic()
-            progress = instantiate(None, instance, params)
-            wall = time.monotonic() - started
+        progress, wall = driving.timed_instantiate(lab, workers + 4)
     graph, graph_wall = progress.graphs[-1]
     critical, path = progress.critical_path(graph)
     return {'wall': wall, 'graph_wall': graph_wall, 'critical': critical,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import configparser
 import contextlib
 import json
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 
@@ -143,6 +144,20 @@ def instantiate_end(request, instance, lab: Lab | None = None,
         request.additional_params)
     if lab is not None:
         refresh_vnfc_resources(lab, instance)
+
+
+def timed_instantiate(lab: Lab, parallel: int):
+    """(progress, wall seconds) of the driver's instantiate on the lab's
+    stack with ``max_parallel_hosts = parallel`` (benchmarks)."""
+    from kubernetes_mgmt.orchestration.instantiate import instantiate
+    from kubernetes_mgmt.params.validate import parse_cluster_params
+
+    with driver_options(lab, max_parallel_hosts=parallel):
+        request, instance = new_instance(lab)
+        params = parse_cluster_params(request.additional_params)
+        started = time.monotonic()
+        progress = instantiate(None, instance, params)
+        return progress, time.monotonic() - started
 
 
 def grant_zones(instance, placed: Sequence[tuple]) -> tacker_shapes.Grant:
