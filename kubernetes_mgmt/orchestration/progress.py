@@ -98,7 +98,9 @@ class Progress:
         self.graphs.append((graph, seconds))
         critical, path = self.critical_path(graph)
         by_id = graph.by_id()
-        names = [by_id[i].name for i in path if i in by_id]
+        skipped = {s.id for s in self.steps if s.outcome == 'skipped'}
+        names = [by_id[i].name for i in path
+                 if i in by_id and i not in skipped]
         through = ' -> '.join(_collapse(names)) or 'none'
         self.phases.append(PhaseTiming(
             f'steps (critical path: {through})', seconds, critical))
