@@ -167,3 +167,18 @@ def test_critical_path_and_phase_barrier_figures():
     assert (length, path) == (65, ['prepare w2', 'join w2'])
     # Phase by phase: the slowest prepare, then the slowest join.
     assert timing.phase_barrier_wall(graph, seconds) == 110
+
+
+def test_the_summary_names_the_critical_path_of_steps_that_ran():
+    slow = threading.Event()
+    graph = Graph('instantiate')
+    quick = graph.add('prepare', 'w1', lambda _: None)
+    long = graph.add('prepare', 'w2', lambda _: slow.wait(0.3))
+    graph.add('refresh-join', 'm0', lambda _: None, check=lambda: None,
+              needs=[long])
+    graph.add('join-worker', 'w1', lambda _: None, needs=[quick])
+    graph.add('join-worker', 'w2', lambda _: slow.wait(0.1), needs=[long])
+    _, progress = run(graph)
+    summary = progress.summary()
+    assert 'steps (critical path: prepare -> join-worker) ' in summary
+    assert 'refresh-join' not in summary
