@@ -39,14 +39,14 @@ def _present(program: str) -> bool:
                       '/sbin:/bin') is not None
 
 
-def missing() -> list[str]:
-    return sorted({pkg for prog, pkg in REQUIRED.items()
+def missing(required: dict[str, str] = REQUIRED) -> list[str]:
+    return sorted({pkg for prog, pkg in required.items()
                    if not _present(prog)})
 
 
-def ensure() -> None:
+def ensure(required: dict[str, str] = REQUIRED) -> None:
     """Install what is missing with apt-get; do nothing when all is there."""
-    needed = missing()
+    needed = missing(required)
     if not needed:
         return
     if shutil.which('apt-get') is None:
@@ -60,7 +60,7 @@ def ensure() -> None:
     run(['apt-get', 'update'], env=env, timeout=600)
     run(['apt-get', 'install', '-y', '--no-install-recommends', *needed],
         env=env, timeout=1200)
-    still = missing()
+    still = missing(required)
     if still:
         raise LabError('apt-get ran but these packages are still missing: '
                        f'{" ".join(still)}')

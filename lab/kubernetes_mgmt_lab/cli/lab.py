@@ -1,5 +1,5 @@
-"""``kubernetes-mgmt lab up|down|status|exec|plan``: the lab that stands in for
-OpenStack and VMs on this machine (needs root)."""
+"""``kubernetes-mgmt lab up|down|status|exec|plan|tacker``: the lab that
+stands in for OpenStack and VMs on this machine (needs root)."""
 from __future__ import annotations
 
 import argparse
@@ -96,6 +96,9 @@ def register(subparsers) -> None:
                            'last worker, and for heal in HA also the last '
                            'master')
     plan.set_defaults(func=_plan)
+
+    from kubernetes_mgmt_lab.cli import lab_tacker
+    lab_tacker.register(sub)
 
 
 def _plan(args) -> int:

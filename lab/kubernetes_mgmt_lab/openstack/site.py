@@ -1,0 +1,178 @@
+"""Bring the services up in order, down by PID, and report their status."""
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from kubernetes_mgmt.redact import get_logger
+from kubernetes_mgmt_lab import net, packages, procs
+from kubernetes_mgmt_lab.errors import LabError
+from kubernetes_mgmt_lab.openstack import (
+    catalog,
+    clients,
+    glance,
+    keystone,
+    mariadb,
+    processes,
+    rabbitmq,
+    tacker,
+)
+from kubernetes_mgmt_lab.openstack.layout import HOST, Root
+from kubernetes_mgmt_lab.openstack.state import ServicesState
+
+LOG = get_logger(__name__)
+
+DEBIAN = {'/usr/sbin/mariadbd': 'mariadb-server',
+          '/usr/bin/mariadb-install-db': 'mariadb-server',
+          '/usr/sbin/rabbitmq-server': 'rabbitmq-server',
+          'runuser': 'util-linux'}
+VENVS = (keystone.VENV, glance.VENV, tacker.VENV, clients.VENV)
+PREFERRED_PORTS = {'mariadb': 13306, 'rabbitmq': 15672, 'keystone': 5000,
+                   'glance': 9292, 'tacker': 9890}
+# Start order; down goes the other way.
+SERVICES = ('mariadb', 'rabbitmq', 'keystone', 'glance', 'tacker-server',
+            'tacker-conductor')
+
+
+@dataclass
+class ServiceStatus:
+    name: str
+    pid: int | None
+    url: str
+    up: bool
+
+
+def install() -> dict[str, float]:
+    """Debian packages and the venvs; seconds each venv took (0: reused)."""
+    packages.ensure(DEBIAN)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        spent = dict(zip((v.service for v in VENVS),
+                         pool.map(lambda v: v.ensure(), VENVS),
+                         strict=True))
+    return spent
+
+
+def up(root_path: str, plugin_source: str) -> ServicesState:
+    """Install what is missing, start every service, write the clouds
+    file; on failure stop what this call started."""
+    root = Root(os.path.abspath(root_path))
+    os.makedirs(root.of('log'), exist_ok=True)
+    # Traversable: mysql and rabbitmq reach their own directories.
+    os.chmod(root.path, 0o711)  # noqa: S103
+    state = ServicesState.load_or_new(root)
+    if any(processes.alive(p) for p in state.pids.values()):
+        raise LabError(f'services of {root.path} are running already; '
+                       '"lab tacker down" first')
+    state.pids, state.epmd_pid = {}, None
+    started = time.monotonic()
+    state.timings = {f'install_{k}': round(v, 1)
+                     for k, v in install().items()}
+    tacker.install_plugin(plugin_source)
+    state.timings['install_total'] = round(time.monotonic() - started, 1)
+    try:
+        _start_all(root, state)
+    except BaseException:
+        LOG.error('lab tacker: start failed; stopping what started')
+        down(root.path)
+        raise
+    return state
+
+
+def _start_all(root: Root, state: ServicesState) -> None:
+    started = time.monotonic()
+    pw = state.passwords
+    for name, preferred in PREFERRED_PORTS.items():
+        state.ports[name] = net.free_port(HOST, preferred)
+    ports = state.ports
+    state.save()
+
+    state.pids['mariadb'] = mariadb.start(root, ports['mariadb'])
+    state.save()
+    mariadb.ensure_database(root, 'tacker', 'tacker', pw['mariadb_tacker'])
+    state.pids['rabbitmq'], state.epmd_pid = rabbitmq.start(
+        root, ports['rabbitmq'])
+    state.save()
+    rabbitmq.ensure_user(root, 'tacker', pw['rabbit_tacker'])
+
+    keystone_url = keystone.url(ports['keystone'])
+    keystone.configure(root)
+    keystone.setup(root, ports['keystone'], pw['admin'])
+    state.pids['keystone'] = keystone.start(root, ports['keystone'])
+    state.save()
+    _catalog(state)
+
+    glance.configure(root, ports['glance'], keystone_url,
+                     pw['keystone_glance'])
+    glance.setup(root)
+    state.pids['glance'] = glance.start(root, ports['glance'])
+    state.save()
+
+    tacker.configure(
+        root, ports['tacker'], keystone_url, pw['keystone_tacker'],
+        mariadb.url('tacker', pw['mariadb_tacker'], ports['mariadb'],
+                    'tacker'),
+        rabbitmq.url('tacker', pw['rabbit_tacker'], ports['rabbitmq']))
+    tacker.setup(root)
+    state.pids['tacker-server'] = tacker.start_server(root, ports['tacker'])
+    state.save()
+    state.pids['tacker-conductor'] = tacker.start_conductor(
+        root, lambda: rabbitmq.has_consumer(root, 'TACKER_CONDUCTOR'))
+    state.timings['start_total'] = round(time.monotonic() - started, 1)
+    state.save()
+    clients.write_clouds(root, keystone_url, pw['admin'])
+
+
+def _catalog(state: ServicesState) -> None:
+    pw, ports = state.passwords, state.ports
+    ks = catalog.Keystone.login(keystone.url(ports['keystone']), 'admin',
+                                pw['admin'])
+    service = ks.project('service')
+    admin = ks.role('admin')
+    ks.service_user('tacker', pw['keystone_tacker'], service, admin)
+    ks.service_user('glance', pw['keystone_glance'], service, admin)
+    ks.service('image', 'glance', glance.url(ports['glance']))
+    ks.service('nfv-orchestration', 'tacker', tacker.url(ports['tacker']))
+
+
+def down(root_path: str) -> list[str]:
+    """Stop every service of the root by PID (children included), then
+    anything else still running from the root; the names stopped."""
+    root = Root(os.path.abspath(root_path))
+    state = ServicesState.load(root)
+    stopped = []
+    for name in reversed(SERVICES):
+        pid = state.pids.get(name)
+        if not pid:
+            continue
+        if processes.alive(pid):
+            stopped.append(name)
+        if name == 'rabbitmq':
+            rabbitmq.stop(pid, state.epmd_pid)
+        else:
+            processes.stop(pid)
+        del state.pids[name]
+        state.save()
+    # A worker whose parent died early still names a file of the root.
+    leftovers = procs.find(root=root.path)
+    if leftovers:
+        procs.terminate(leftovers)
+    state.epmd_pid = None
+    state.save()
+    return stopped
+
+
+def status(root_path: str) -> list[ServiceStatus]:
+    root = Root(os.path.abspath(root_path))
+    state = ServicesState.load(root)
+    ports = state.ports
+    urls = {'mariadb': f'mysql://{HOST}:{ports.get("mariadb")}',
+            'rabbitmq': f'amqp://{HOST}:{ports.get("rabbitmq")}',
+            'keystone': keystone.url(ports.get('keystone', 0)),
+            'glance': glance.url(ports.get('glance', 0)),
+            'tacker-server': tacker.url(ports.get('tacker', 0)),
+            'tacker-conductor': '-'}
+    return [ServiceStatus(name, state.pids.get(name), urls[name],
+                          processes.alive(state.pids.get(name)))
+            for name in SERVICES]

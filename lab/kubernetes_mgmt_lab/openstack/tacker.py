@@ -1,0 +1,117 @@
+"""Tacker 16 from PyPI with this plugin installed into its venv as
+README tells operators: tacker-server and one long-lived
+tacker-conductor, on MariaDB and RabbitMQ."""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from kubernetes_mgmt_lab.openstack import conffile, processes
+from kubernetes_mgmt_lab.openstack.layout import HOST, Root
+from kubernetes_mgmt_lab.openstack.venvs import Venv
+from kubernetes_mgmt_lab.sysrun import run
+
+NAME = 'tacker'
+VENV = Venv(NAME, {'tacker': '16.0.0'}, ('PyMySQL',))
+PLUGIN = 'tacker-kubernetes-mgmt'
+MGMT_LOG_LINE = 'Registered drivers from tacker.tacker.mgmt.drivers'
+MGMT_DRIVERS = 'vnflcm_noop,mgmt-drivers-kubernetes'
+# Tacker's defaults, plus the driver manager at DEBUG: its "Registered
+# drivers" line is how an operator sees which Mgmt Drivers loaded.
+LOG_LEVELS = ('amqp=WARN,amqplib=WARN,sqlalchemy=WARN,oslo.messaging=INFO,'
+              'iso8601=WARN,urllib3.connectionpool=WARN,'
+              'requests.packages.urllib3.connectionpool=WARN,'
+              'keystonemiddleware=WARN,routes.middleware=WARN,'
+              'stevedore=WARN,tacker.common.driver_manager=DEBUG')
+
+
+def url(port: int) -> str:
+    return f'http://{HOST}:{port}/'
+
+
+def conf_path(root: Root) -> str:
+    return root.of(NAME, 'tacker.conf')
+
+
+def install_plugin(source: str) -> None:
+    """``pip install`` of the plugin's checkout, not editable (README,
+    "Install into Tacker"): re-installed on every start, so the
+    conductor runs the checkout's code."""
+    VENV.pip_install(source)
+    VENV.pip_install('--no-deps', '--force-reinstall', source)
+
+
+def configure(root: Root, port: int, keystone_url: str, password: str,
+              database_url: str, transport_url: str) -> None:
+    base = root.service_dir(NAME)
+    conffile.write(conf_path(root), {
+        'DEFAULT': {'bind_host': HOST, 'bind_port': str(port),
+                    'auth_strategy': 'keystone',
+                    'transport_url': transport_url,
+                    'api_paste_config': os.path.join(
+                        VENV.path, 'etc', 'tacker', 'api-paste.ini'),
+                    'default_log_levels': LOG_LEVELS},
+        'database': {'connection': database_url},
+        'tacker': {'vnflcm_mgmt_driver': MGMT_DRIVERS},
+        'vnf_package': {'vnf_package_csar_path':
+                        os.path.join(base, 'vnfpackages')},
+        'glance_store': {'default_store': 'file', 'stores': 'file',
+                         'filesystem_store_datadir':
+                         os.path.join(base, 'csar_files')},
+        'oslo_concurrency': {'lock_path': os.path.join(base, 'lock')},
+        # VIM password keys in the root, not /etc/tacker/vim/fernet_keys.
+        'vim_keys': {'openstack': os.path.join(base, 'vim_keys'),
+                     'use_barbican': 'false'},
+        'k8s_vim': {'use_barbican': 'false'},
+        'keystone_authtoken': conffile.authtoken(keystone_url, NAME,
+                                                 password),
+        # The plugin's key that signs its stored state, beside tacker.conf.
+        'kubernetes_mgmt': {'state_key_file':
+                            os.path.join(base, 'kubernetes_mgmt',
+                                         'state.key')},
+    })
+    for sub in ('vnfpackages', 'csar_files', 'lock', 'vim_keys'):
+        os.makedirs(os.path.join(base, sub), exist_ok=True)
+
+
+def setup(root: Root) -> None:
+    run([VENV.bin('tacker-db-manage'), '--config-file', conf_path(root),
+         'upgrade', 'head'], timeout=600)
+
+
+def start_server(root: Root, port: int) -> int:
+    pid = processes.spawn([VENV.bin('tacker-server'), '--config-file',
+                           conf_path(root)], root.log('tacker-server'))
+    processes.wait_ready('tacker-server', pid,
+                         lambda: processes.answers(url(port)),
+                         root.log('tacker-server'))
+    return pid
+
+
+def start_conductor(root: Root, consuming: Callable[[], bool]) -> int:
+    """Start the conductor; ready once it has loaded its drivers (its log
+    says so) and ``consuming`` (its RPC queue has a consumer) holds."""
+    log = root.log('tacker-conductor')
+    offset = os.path.getsize(log) if os.path.exists(log) else 0
+    pid = processes.spawn([VENV.bin('tacker-conductor'), '--config-file',
+                           conf_path(root)], log)
+    processes.wait_ready(
+        'tacker-conductor', pid,
+        lambda: loaded_drivers(log, offset) is not None and consuming(),
+        log)
+    return pid
+
+
+def loaded_drivers(log_path: str, offset: int = 0) -> str | None:
+    """The conductor's "Registered drivers" line for Mgmt Drivers, from
+    ``offset`` in its log, or None."""
+    try:
+        with open(log_path, encoding='utf-8', errors='replace') as f:
+            f.seek(offset)
+            text = f.read()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if MGMT_LOG_LINE in line:
+            return line
+    return None
