@@ -1,0 +1,193 @@
+"""Tacker 16 as a site runs it, with the plugin installed into it as
+README says: the operator's openstack CLI against real Keystone, Glance,
+tacker-server and one tacker-conductor on MariaDB and RabbitMQ.
+
+Heat and the compute, network and block-storage APIs below it are not
+part of the lab yet: no test here instantiates."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from kubernetes_mgmt.cli import main
+from kubernetes_mgmt.remote.retry import poll
+from kubernetes_mgmt_lab import net, procs
+from kubernetes_mgmt_lab.openstack import clients, processes, site, tacker
+from kubernetes_mgmt_lab.openstack.layout import HOST, Root
+from kubernetes_mgmt_lab.openstack.state import ServicesState
+
+pytestmark = pytest.mark.lab
+
+CATALOG = {'identity', 'image', 'nfv-orchestration'}
+
+
+def openstack(state: ServicesState, *args: str) -> dict | list:
+    """``openstack ARGS -f json``: its parsed output; fails the test with
+    the CLI's error otherwise."""
+    proc = clients.openstack(Root(state.root), *args, '-f', 'json')
+    assert proc.returncode == 0, (f'openstack {" ".join(args)} failed: '
+                                  f'{proc.stderr}')
+    return json.loads(proc.stdout)
+
+
+def rss_mib(pid: int) -> float:
+    total = 0
+    for p in (pid, *processes.descendants(pid)):
+        try:
+            with open(f'/proc/{p}/status', encoding='utf-8') as f:
+                total += next(int(line.split()[1]) for line in f
+                              if line.startswith('VmRSS:'))
+        except (OSError, StopIteration):
+            continue
+    return total / 1024
+
+
+def test_services_run_with_their_figures(tacker_site):
+    state = tacker_site
+    rows = site.status(state.root)
+    assert [r.name for r in rows] == list(site.SERVICES)
+    assert all(r.up for r in rows), rows
+    figures = {r.name: round(rss_mib(r.pid)) for r in rows}
+    print(f'\ntimings: {state.timings}\nRSS MiB (with children): {figures}')
+    # Installed venvs are reused; starting is what a session pays.
+    assert state.timings['start_total'] < 120
+
+
+def test_credentials_stay_in_owner_only_files(tacker_site):
+    root = Root(tacker_site.root)
+    for path in (root.state_file, root.clouds_file,
+                 tacker.conf_path(root)):
+        assert os.stat(path).st_mode & 0o077 == 0, path
+
+
+def test_token_and_catalog(tacker_site):
+    token = openstack(tacker_site, 'token', 'issue')
+    assert token['id'] and token['project_id']
+    types = {s['Type'] for s in openstack(tacker_site, 'catalog', 'list')}
+    assert types == CATALOG
+
+
+def _vim_file(state: ServicesState) -> str:
+    path = Root(state.root).of('vim.yaml')
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, 'w', encoding='utf-8') as f:
+        json.dump({'auth_url': f'http://{HOST}:'
+                               f'{state.ports["keystone"]}/v3',
+                   'username': 'admin',
+                   'password': state.passwords['admin'],
+                   'project_name': 'admin',
+                   'project_domain_name': 'Default',
+                   'user_domain_name': 'Default',
+                   'cert_verify': 'False'}, f)   # JSON is YAML
+    return path
+
+
+def _package(state: ServicesState) -> str:
+    """The CSAR built with the plugin installed in Tacker's venv, as an
+    operator builds it there."""
+    path = Root(state.root).of('k8s_cluster.zip')
+    subprocess.run([tacker.VENV.bin('kubernetes-mgmt'), 'package', 'build',
+                    '-o', path], check=True, capture_output=True)
+    return path
+
+
+def test_operator_session_up_to_vnflcm_create(tacker_site):
+    state = tacker_site
+    vim = openstack(state, 'vim', 'register', '--config-file',
+                    _vim_file(state), '--is-default', 'lab-openstack')
+    assert vim['status'] == 'ACTIVE'
+    assert [v['Status'] for v in openstack(state, 'vim', 'list')] == [
+        'ACTIVE']
+
+    package_id = openstack(state, 'vnf', 'package', 'create')['ID']
+    proc = clients.openstack(Root(state.root), 'vnf', 'package', 'upload',
+                             '--path', _package(state), package_id)
+    assert proc.returncode == 0, proc.stderr
+    started = time.monotonic()
+
+    def onboarded():
+        shown = openstack(state, 'vnf', 'package', 'show', package_id)
+        return shown if shown['Onboarding State'] == 'ONBOARDED' else None
+
+    shown = poll(onboarded, deadline=60, what='package onboarding')
+    print(f'\nonboarded in {time.monotonic() - started:.1f} s')
+    assert shown['Operational State'] == 'ENABLED'
+    assert shown['VNF Provider'] == 'tacker-kubernetes-mgmt'
+
+    instance = openstack(state, 'vnflcm', 'create', shown['VNFD ID'])
+    assert instance['Instantiation State'] == 'NOT_INSTANTIATED'
+    listed = openstack(state, 'vnflcm', 'list')
+    assert [i['ID'] for i in listed] == [instance['ID']]
+
+
+def test_conductor_loaded_our_driver(tacker_site):
+    line = tacker.loaded_drivers(Root(tacker_site.root).log(
+        'tacker-conductor'))
+    assert line is not None
+    assert "'mgmt-drivers-kubernetes'" in line and "'vnflcm_noop'" in line
+
+
+def test_status_of_a_root_without_services_is_refused(tmp_path, capsys):
+    assert main(['lab', 'tacker', 'status', '--root', str(tmp_path)]) == 1
+    assert 'lab tacker up' in capsys.readouterr().err
+    assert os.listdir(tmp_path) == []
+
+
+def test_up_refuses_a_directory_that_is_not_the_plugin(tmp_path, capsys):
+    code = main(['lab', 'tacker', 'up', '--root', str(tmp_path / 'r'),
+                 '--plugin', str(tmp_path)])
+    assert code == 1
+    assert 'not a checkout of the plugin' in capsys.readouterr().err
+    assert not (tmp_path / 'r').exists()
+
+
+def _service_logs(root: Root) -> list[str]:
+    found = []
+    for top in (root.of('log'), root.of('rabbitmq')):
+        for base, _, files in os.walk(top):
+            found += [os.path.join(base, f) for f in files
+                      if '.log' in f]
+    return found
+
+
+def test_zz_down_ends_every_process_and_no_log_holds_a_password(
+        tacker_site):
+    # Last in this module: it stops the session's services.
+    state = tacker_site
+    root = Root(state.root)
+    pids = dict(state.pids)
+    tree = {p for pid in pids.values()
+            for p in (pid, *processes.descendants(pid))}
+    started = time.monotonic()
+    stopped = site.down(state.root)
+    print(f'\ndown in {time.monotonic() - started:.1f} s')
+    assert set(stopped) == set(site.SERVICES)
+    assert all(procs.is_gone(p) for p in tree)
+    assert procs.find(root=root.path) == []
+    if state.epmd_pid:
+        assert procs.is_gone(state.epmd_pid)
+    for port in state.ports.values():
+        assert not net.port_open(HOST, port), port
+    rows = site.status(state.root)
+    assert not any(r.up for r in rows)
+
+    logs = _service_logs(root)
+    assert {os.path.basename(p) for p in logs} >= {
+        'tacker-server.log', 'tacker-conductor.log', 'keystone.log',
+        'glance.log', 'mariadb.log'}
+    secrets = list(state.passwords.values())
+    for path in logs:
+        with open(path, encoding='utf-8', errors='replace') as f:
+            text = f.read()
+        leaked = [i for i, s in enumerate(secrets) if s in text]
+        assert not leaked, f'{path} holds password(s) #{leaked}'
+    # The CLI reports what is left: nothing.
+    proc = subprocess.run([sys.executable, '-m', 'kubernetes_mgmt.cli',
+                           'lab', 'tacker', 'status', '--root', root.path],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 3 and ' up' not in proc.stdout
