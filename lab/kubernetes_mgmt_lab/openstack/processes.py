@@ -85,14 +85,16 @@ def reap(pid: int) -> None:
         pass
 
 
-def stop(pid: int | None, grace: float = STOP_GRACE) -> None:
-    """SIGTERM ``pid`` and its descendants, SIGKILL what outlives
-    ``grace`` seconds, reap it."""
-    if not alive(pid):
+def stop(*pids: int | None, grace: float = STOP_GRACE) -> None:
+    """SIGTERM the ``pids`` and their descendants together, SIGKILL what
+    outlives ``grace`` seconds, reap them."""
+    live = [p for p in pids if alive(p)]
+    if live:
+        procs.terminate([t for p in live for t in (p, *descendants(p))],
+                        grace=grace)
+    for pid in pids:
         if pid:
             reap(pid)
-        return
-    procs.terminate([pid, *descendants(pid)], grace=grace)
-    reap(pid)
-    if alive(pid):
-        raise LabError(f'process {pid} survived SIGKILL')
+    survivors = [p for p in live if alive(p)]
+    if survivors:
+        raise LabError(f'processes {survivors} survived SIGKILL')

@@ -31,7 +31,7 @@ DEBIAN = {'/usr/sbin/mariadbd': 'mariadb-server',
 VENVS = (keystone.VENV, glance.VENV, tacker.VENV, clients.VENV)
 PREFERRED_PORTS = {'mariadb': 13306, 'rabbitmq': 15672, 'keystone': 5000,
                    'glance': 9292, 'tacker': 9890}
-# Start order; down goes the other way.
+# Start order.
 SERVICES = ('mariadb', 'rabbitmq', 'keystone', 'glance', 'tacker-server',
             'tacker-conductor')
 
@@ -136,23 +136,27 @@ def _catalog(state: ServicesState) -> None:
     ks.service('nfv-orchestration', 'tacker', tacker.url(ports['tacker']))
 
 
+# Stopped together, in this order: the Tacker processes each wait out
+# the grace period, so they wait it out at the same time.
+STOP_GROUPS = (('tacker-conductor', 'tacker-server'), ('glance',),
+               ('keystone',), ('rabbitmq',), ('mariadb',))
+
+
 def down(root_path: str) -> list[str]:
     """Stop every service of the root by PID (children included), then
     anything else still running from the root; the names stopped."""
     root = Root(os.path.abspath(root_path))
     state = ServicesState.load(root)
     stopped = []
-    for name in reversed(SERVICES):
-        pid = state.pids.get(name)
-        if not pid:
-            continue
-        if processes.alive(pid):
-            stopped.append(name)
-        if name == 'rabbitmq':
-            rabbitmq.stop(pid, state.epmd_pid)
+    for group in STOP_GROUPS:
+        pids = {n: state.pids[n] for n in group if state.pids.get(n)}
+        stopped += [n for n, pid in pids.items() if processes.alive(pid)]
+        if group == ('rabbitmq',) and pids:
+            rabbitmq.stop(pids['rabbitmq'], state.epmd_pid)
         else:
-            processes.stop(pid)
-        del state.pids[name]
+            processes.stop(*pids.values())
+        for name in pids:
+            del state.pids[name]
         state.save()
     # A worker whose parent died early still names a file of the root.
     leftovers = procs.find(root=root.path)
