@@ -17,6 +17,7 @@ import pytest
 from kubernetes_mgmt.cli import main
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt_lab import net, procs
+from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.openstack import clients, processes, site, tacker
 from kubernetes_mgmt_lab.openstack.layout import HOST, Root
 from kubernetes_mgmt_lab.openstack.state import ServicesState
@@ -146,6 +147,14 @@ def test_up_refuses_a_directory_that_is_not_the_plugin(tmp_path, capsys):
     assert not (tmp_path / 'r').exists()
 
 
+def test_up_on_a_running_root_is_refused_and_changes_nothing(tacker_site):
+    before = ServicesState.load(Root(tacker_site.root))
+    with pytest.raises(LabError, match='running already'):
+        site.up(tacker_site.root, tacker_site_checkout())
+    assert ServicesState.load(Root(tacker_site.root)) == before
+    assert all(r.up for r in site.status(tacker_site.root))
+
+
 def _service_logs(root: Root) -> list[str]:
     found = []
     for top in (root.of('log'), root.of('rabbitmq')):
@@ -155,9 +164,10 @@ def _service_logs(root: Root) -> list[str]:
     return found
 
 
-def test_zz_down_ends_every_process_and_no_log_holds_a_password(
+def test_down_ends_every_process_and_no_log_holds_a_password(
         tacker_site):
-    # Last in this module: it stops the session's services.
+    # Near the end of this module (pytest keeps the order): it stops the
+    # session's services.
     state = tacker_site
     root = Root(state.root)
     pids = dict(state.pids)
@@ -191,3 +201,25 @@ def test_zz_down_ends_every_process_and_no_log_holds_a_password(
                            'lab', 'tacker', 'status', '--root', root.path],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 3 and ' up' not in proc.stdout
+
+
+def test_up_again_on_the_same_root_keeps_tackers_records(tacker_site):
+    # After the previous test's down: the databases stay in the root.
+    state = site.up(tacker_site.root, tacker_site_checkout())
+    try:
+        assert all(r.up for r in site.status(state.root))
+        assert state.passwords == tacker_site.passwords
+        assert [v['Name'] for v in openstack(state, 'vim', 'list')] == [
+            'lab-openstack']
+        assert [i['Instantiation State']
+                for i in openstack(state, 'vnflcm', 'list')] == [
+            'NOT_INSTANTIATED']
+        assert tacker.loaded_drivers(Root(state.root).log(
+            'tacker-conductor')) is not None
+    finally:
+        site.down(state.root)
+
+
+def tacker_site_checkout() -> str:
+    return os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
