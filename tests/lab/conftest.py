@@ -54,8 +54,9 @@ def lab():
 @pytest.fixture(scope='session')
 def tacker_site():
     """OpenStack's control plane with Tacker 16 and the plugin from this
-    checkout, started once per session in a root of its own; stopped at
-    the end (a test may stop it earlier: down is idempotent)."""
+    checkout, started once per session in a root of its own; stopped and
+    removed at the end (a test may stop it earlier: down is
+    idempotent)."""
     require_lab()
     import os
     import tempfile
@@ -70,3 +71,4 @@ def tacker_site():
     finally:
         if os.path.exists(os.path.join(root, 'openstack.json')):
             site.down(root)
+        shutil.rmtree(root, ignore_errors=True)
