@@ -12,6 +12,7 @@ from kubernetes_mgmt.cluster.kubectl import server_version
 from kubernetes_mgmt.cluster.placement import node_labels
 from kubernetes_mgmt.cluster.plan import ClusterPlan, build_plan
 from kubernetes_mgmt.conf import CONF
+from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.instance_state import DriverState, NodeRecord
 from kubernetes_mgmt.orchestration import engine, steps
 from kubernetes_mgmt.orchestration.cluster_setup import ClusterSetup
@@ -128,7 +129,8 @@ def _record_patch(state: DriverState, setup: ClusterSetup) -> None:
 def register_vim(context: Any, vnf_instance: Any, plan: ClusterPlan,
                  admin: AdminCredentials | None) -> VimRecord:
     if admin is None:
-        raise ValueError('no admin credentials to register the VIM with')
+        raise MgmtDriverError(f'instance {plan.instance_id}: no admin '
+                              'credentials to register the VIM with')
     spec = VimSpec(name=plan.vim_name, auth_url=plan.auth_url,
                    bearer_token=admin.bearer_token,
                    ssl_ca_cert=admin.ca_cert,
