@@ -392,3 +392,28 @@ def test_lab_up_placement_options():
     assert (args.anti_affinity, args.compute_hosts) == (True, 4)
     args = parser.parse_args(['lab', 'up'])
     assert (args.anti_affinity, args.compute_hosts) == (False, 3)
+
+
+def test_rabbitmq_ports_stay_out_of_the_cli_tools_range():
+    # A node whose distribution port rabbitmqctl may take at boot dies with
+    # dist_port_already_used (seen on a fresh CI machine).
+    import socket
+
+    from kubernetes_mgmt_lab.openstack import rabbitmq
+    held = []
+    for port in (rabbitmq.PREFERRED_PORT, rabbitmq.PREFERRED_DIST_PORT):
+        sock = socket.socket()
+        try:
+            sock.bind(('127.0.0.1', port))
+            held.append(sock)
+        except OSError:
+            sock.close()    # already busy: just as good for this test
+    try:
+        amqp, dist = rabbitmq.free_ports()
+    finally:
+        for sock in held:
+            sock.close()
+    assert amqp != dist
+    assert {amqp, dist}.isdisjoint({rabbitmq.PREFERRED_PORT,
+                                    rabbitmq.PREFERRED_DIST_PORT})
+    assert {amqp, dist}.isdisjoint(rabbitmq.CLI_DIST_PORTS)

@@ -38,12 +38,24 @@ def wait_ready(what: str, pid: int | None, ready: Callable[[], bool],
     def check() -> bool:
         if pid is not None and not alive(pid):
             reap(pid)
-            raise LabError(f'{what} exited while starting; see {log_path}')
+            raise LabError(f'{what} exited while starting; see {log_path}'
+                           f'{_tail(log_path)}')
         return ready()
 
     if not wait_until(check, deadline=deadline, first=0.1, ceiling=1.0):
         raise LabError(f'{what} was not ready within {deadline:g} s; see '
-                       f'{log_path}')
+                       f'{log_path}{_tail(log_path)}')
+
+
+def _tail(log_path: str, lines: int = 12) -> str:
+    """The log's last lines, for an error that may outlive the log (a
+    failed test run removes its root)."""
+    try:
+        with open(log_path, encoding='utf-8', errors='replace') as f:
+            last = f.readlines()[-lines:]
+    except OSError:
+        return ''
+    return ''.join(['; it ends:\n', *last]).rstrip() if last else ''
 
 
 def answers(url: str) -> bool:

@@ -7,6 +7,7 @@ import hashlib
 import os
 import shutil
 
+from kubernetes_mgmt_lab import net
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.openstack import processes
 from kubernetes_mgmt_lab.openstack.layout import HOST, Root
@@ -17,6 +18,13 @@ USER = 'rabbitmq'
 HOME = '/var/lib/rabbitmq'      # its Erlang cookie
 BIN = '/usr/lib/rabbitmq/bin'
 EPMD_PORT = 4369
+# rabbitmqctl's own Erlang node listens on one of these (the default
+# distribution port + 10000 ... + 10010): a server node given one of them
+# loses the race to a CLI call made while it boots and dies with
+# dist_port_already_used.
+CLI_DIST_PORTS = range(35672, 35683)
+PREFERRED_PORT = 5673
+PREFERRED_DIST_PORT = 25673
 
 
 def node_name(root: Root) -> str:
@@ -24,14 +32,37 @@ def node_name(root: Root) -> str:
     return f'kmgmt{digest[:8]}@localhost'
 
 
-def _env(root: Root, port: int) -> dict[str, str]:
+def free_ports() -> tuple[int, int]:
+    """Free ports for AMQP and for the node's Erlang distribution, both
+    outside the range the CLI tools take."""
+    amqp = _free_port(PREFERRED_PORT, 'AMQP', CLI_DIST_PORTS)
+    return amqp, _free_port(PREFERRED_DIST_PORT, 'distribution',
+                            [*CLI_DIST_PORTS, amqp])
+
+
+def _free_port(preferred: int, what: str, avoid) -> int:
+    for _ in range(20):
+        port = net.free_port(HOST, preferred)
+        if port not in avoid:
+            return port
+    raise LabError(f'no free port for the RabbitMQ {what} listener')
+
+
+def node_log(root: Root) -> str:
+    """The node's own log (its boot errors land here)."""
+    name = node_name(root)
+    return os.path.join(root.service_dir(NAME), 'log', f'{name}.log')
+
+
+def _env(root: Root, port: int, dist: int) -> dict[str, str]:
     base = root.service_dir(NAME)
     return {'PATH': '/usr/sbin:/usr/bin:/sbin:/bin', 'HOME': HOME,
             'LANG': 'C.UTF-8',
             'RABBITMQ_NODENAME': node_name(root),
             'RABBITMQ_NODE_IP_ADDRESS': HOST,
             'RABBITMQ_NODE_PORT': str(port),
-            'RABBITMQ_DIST_PORT': str(port + 20000),
+            'RABBITMQ_DIST_PORT': str(dist),
+            'ERL_CRASH_DUMP': os.path.join(base, 'erl_crash.dump'),
             'RABBITMQ_MNESIA_BASE': os.path.join(base, 'mnesia'),
             'RABBITMQ_LOG_BASE': os.path.join(base, 'log'),
             'RABBITMQ_PID_FILE': pid_file(root),
@@ -74,7 +105,7 @@ def epmd_pid() -> int | None:
     return None
 
 
-def start(root: Root, port: int) -> tuple[int, int | None]:
+def start(root: Root, port: int, dist: int) -> tuple[int, int | None]:
     """Start the node and wait until it serves; its PID and, when this
     start launched it, epmd's."""
     base = root.service_dir(NAME)
@@ -85,12 +116,12 @@ def start(root: Root, port: int) -> tuple[int, int | None]:
                  os.path.join(base, 'plugins')):
         shutil.chown(path, USER, USER)
     epmd_before = epmd_pid()
-    env = _env(root, port)
+    env = _env(root, port, dist)
     run(_as_rabbitmq(['env', *[f'{k}={v}' for k, v in env.items()],
                       f'{BIN}/rabbitmq-server', '-detached']),
-        env=env, timeout=60, cwd=HOME)
+        env=env, timeout=60, cwd=base)
     processes.wait_ready('RabbitMQ', None, lambda: _pinged(root),
-                         root.log(NAME))
+                         node_log(root))
     with open(pid_file(root), encoding='utf-8') as f:
         pid = int(f.read().strip())
     epmd = None if epmd_before else epmd_pid()

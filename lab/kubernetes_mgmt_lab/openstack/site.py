@@ -29,7 +29,7 @@ DEBIAN = {'/usr/sbin/mariadbd': 'mariadb-server',
           '/usr/sbin/rabbitmq-server': 'rabbitmq-server',
           'runuser': 'util-linux'}
 VENVS = (keystone.VENV, glance.VENV, tacker.VENV, clients.VENV)
-PREFERRED_PORTS = {'mariadb': 13306, 'rabbitmq': 15672, 'keystone': 5000,
+PREFERRED_PORTS = {'mariadb': 13306, 'keystone': 5000,
                    'glance': 9292, 'tacker': 9890}
 # Start order.
 SERVICES = ('mariadb', 'rabbitmq', 'keystone', 'glance', 'tacker-server',
@@ -85,6 +85,8 @@ def _start_all(root: Root, state: ServicesState) -> None:
     pw = state.passwords
     for name, preferred in PREFERRED_PORTS.items():
         state.ports[name] = net.free_port(HOST, preferred)
+    state.ports['rabbitmq'], state.ports['rabbitmq_dist'] = (
+        rabbitmq.free_ports())
     ports = state.ports
     state.save()
 
@@ -92,7 +94,7 @@ def _start_all(root: Root, state: ServicesState) -> None:
     state.save()
     mariadb.ensure_database(root, 'tacker', 'tacker', pw['mariadb_tacker'])
     state.pids['rabbitmq'], state.epmd_pid = rabbitmq.start(
-        root, ports['rabbitmq'])
+        root, ports['rabbitmq'], ports['rabbitmq_dist'])
     state.save()
     rabbitmq.ensure_user(root, 'tacker', pw['rabbit_tacker'])
 
