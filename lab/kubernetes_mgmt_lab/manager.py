@@ -134,9 +134,12 @@ class Lab:
         ``set_admin_view``)."""
         require_root()
         net.check_lab_name(name)
-        if masters < 1 or workers < 0:
+        if workers < 0 or masters < 0 or (masters < 1 and (
+                workers or storage or heat)):
             raise LabError('a lab needs at least one master and no '
-                           'negative number of workers')
+                           'negative number of workers (an empty lab, '
+                           'whose VMs a cloud API boots, serves no Heat '
+                           'double)')
         computes = placement.compute_host_names(compute_hosts)
         plan = net.AddressPlan.parse(subnet)
         lab = cls(root)

@@ -79,7 +79,8 @@ def attach(host: LabHost) -> dict[str, str]:
         for volume in sorted(host.volume_ids):
             path = backing_file(host, volume)
             os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            devices[volume] = new_loop(path, SIZE_GIB * GIB)
+            devices[volume] = new_loop(
+                path, host.volume_gib.get(volume, SIZE_GIB) * GIB)
     except BaseException:
         detach(list(devices.values()))
         raise
