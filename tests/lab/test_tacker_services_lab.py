@@ -24,7 +24,8 @@ from kubernetes_mgmt_lab.openstack.state import ServicesState
 
 pytestmark = pytest.mark.lab
 
-CATALOG = {'identity', 'image', 'nfv-orchestration'}
+CATALOG = {'identity', 'image', 'nfv-orchestration', 'compute', 'network',
+           'volumev3', 'block-storage'}
 
 
 def openstack(state: ServicesState, *args: str) -> dict | list:

@@ -105,7 +105,8 @@ class _Handler(BaseHTTPRequestHandler):
             raise ApiError(404, 'itemNotFound',
                            f'the lab does not serve /{service}')
         token = self.headers.get('X-Auth-Token', '')
-        if not token and rest.count('/') > 1:
+        # Version documents are public; everything else needs a token.
+        if not token and rest.strip('/').count('/') > 0:
             raise ApiError(401, 'unauthorized',
                            'The request you have made requires '
                            'authentication.')

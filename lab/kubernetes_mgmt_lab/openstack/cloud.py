@@ -8,7 +8,7 @@ import hashlib
 import os
 import secrets
 
-from kubernetes_mgmt_lab import detached, net
+from kubernetes_mgmt_lab import detached, mirror, net
 from kubernetes_mgmt_lab import state as lab_state
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.manager import Lab, lab_name_at, teardown
@@ -62,6 +62,17 @@ def ensure_lab(root: Root, subnet: str, password: str) -> None:
     Lab.up(masters=0, workers=0, heat=False, root=where,
            name=lab_name(root), subnet=subnet, username=USERNAME,
            password=password)
+
+
+def plugin_options(root: Root) -> dict[str, str]:
+    """``[kubernetes_mgmt]`` options that point the plugin at the lab's
+    site mirror (apt repository and key, CNI manifest)."""
+    state = lab_state.load(lab_state.state_path(lab_root(root)))
+    site = state.mirror_url
+    return {'apt_repository_url': f'{site}apt/',
+            'apt_key_url': f'{site}{mirror.KEY_PATH}',
+            'cni_manifest': f'{site}{mirror.CALICO_PATH}',
+            'cni_manifest_sha256': mirror.sha256_of(mirror.CALICO_MANIFEST)}
 
 
 def start(root: Root, port: int, project_id: str) -> int:

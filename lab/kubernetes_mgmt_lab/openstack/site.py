@@ -12,6 +12,7 @@ from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.openstack import (
     catalog,
     clients,
+    cloud,
     glance,
     keystone,
     mariadb,
@@ -30,10 +31,10 @@ DEBIAN = {'/usr/sbin/mariadbd': 'mariadb-server',
           'runuser': 'util-linux'}
 VENVS = (keystone.VENV, glance.VENV, tacker.VENV, clients.VENV)
 PREFERRED_PORTS = {'mariadb': 13306, 'keystone': 5000,
-                   'glance': 9292, 'tacker': 9890}
+                   'glance': 9292, 'cloud': 8774, 'tacker': 9890}
 # Start order.
-SERVICES = ('mariadb', 'rabbitmq', 'keystone', 'glance', 'tacker-server',
-            'tacker-conductor')
+SERVICES = ('mariadb', 'rabbitmq', 'keystone', 'glance', 'cloud',
+            'tacker-server', 'tacker-conductor')
 
 
 @dataclass
@@ -103,7 +104,7 @@ def _start_all(root: Root, state: ServicesState) -> None:
     keystone.setup(root, ports['keystone'], pw['admin'])
     state.pids['keystone'] = keystone.start(root, ports['keystone'])
     state.save()
-    _catalog(state)
+    project_id = _catalog(state)
 
     glance.configure(root, ports['glance'], keystone_url,
                      pw['keystone_glance'])
@@ -111,11 +112,18 @@ def _start_all(root: Root, state: ServicesState) -> None:
     state.pids['glance'] = glance.start(root, ports['glance'])
     state.save()
 
+    state.subnet = state.subnet or cloud.free_subnet()
+    state.save()
+    cloud.ensure_lab(root, state.subnet, pw['vm'])
+    state.pids['cloud'] = cloud.start(root, ports['cloud'], project_id)
+    state.save()
+
     tacker.configure(
         root, ports['tacker'], keystone_url, pw['keystone_tacker'],
         mariadb.url('tacker', pw['mariadb_tacker'], ports['mariadb'],
                     'tacker'),
-        rabbitmq.url('tacker', pw['rabbit_tacker'], ports['rabbitmq']))
+        rabbitmq.url('tacker', pw['rabbit_tacker'], ports['rabbitmq']),
+        cloud.plugin_options(root))
     tacker.setup(root)
     state.pids['tacker-server'] = tacker.start_server(root, ports['tacker'])
     state.save()
@@ -126,21 +134,26 @@ def _start_all(root: Root, state: ServicesState) -> None:
     clients.write_clouds(root, keystone_url, pw['admin'])
 
 
-def _catalog(state: ServicesState) -> None:
+def _catalog(state: ServicesState) -> str:
+    """Service users and the catalog; the admin project's id."""
     pw, ports = state.passwords, state.ports
     ks = catalog.Keystone.login(keystone.url(ports['keystone']), 'admin',
                                 pw['admin'])
+    for kind, (name, path) in cloud.SERVICES.items():
+        ks.service(kind, name, cloud.url(ports['cloud']) + path)
     service = ks.project('service')
     admin = ks.role('admin')
     ks.service_user('tacker', pw['keystone_tacker'], service, admin)
     ks.service_user('glance', pw['keystone_glance'], service, admin)
     ks.service('image', 'glance', glance.url(ports['glance']))
     ks.service('nfv-orchestration', 'tacker', tacker.url(ports['tacker']))
+    return ks.project('admin')
 
 
 # Stopped together, in this order: the Tacker processes each wait out
 # the grace period, so they wait it out at the same time.
-STOP_GROUPS = (('tacker-conductor', 'tacker-server'), ('glance',),
+STOP_GROUPS = (('tacker-conductor', 'tacker-server'), ('cloud',),
+               ('glance',),
                ('keystone',), ('rabbitmq',), ('mariadb',))
 
 
@@ -160,6 +173,8 @@ def down(root_path: str) -> list[str]:
         for name in pids:
             del state.pids[name]
         state.save()
+    # The VMs are processes too; Tacker's records of them stay.
+    cloud.remove_lab(root)
     # A worker whose parent died early still names a file of the root.
     leftovers = procs.find(root=root.path)
     if leftovers:
@@ -177,6 +192,7 @@ def status(root_path: str) -> list[ServiceStatus]:
             'rabbitmq': f'amqp://{HOST}:{ports.get("rabbitmq")}',
             'keystone': keystone.url(ports.get('keystone', 0)),
             'glance': glance.url(ports.get('glance', 0)),
+            'cloud': cloud.url(ports.get('cloud', 0)),
             'tacker-server': tacker.url(ports.get('tacker', 0)),
             'tacker-conductor': '-'}
     return [ServiceStatus(name, state.pids.get(name), urls[name],

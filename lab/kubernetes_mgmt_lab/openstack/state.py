@@ -13,7 +13,7 @@ from kubernetes_mgmt_lab.openstack.layout import Root
 
 # Every password the services use; generated once per root.
 PASSWORDS = ('admin', 'mariadb_tacker', 'rabbit_tacker', 'keystone_tacker',
-             'keystone_glance')
+             'keystone_glance', 'vm')
 
 
 @dataclass
@@ -23,6 +23,7 @@ class ServicesState:
     pids: dict[str, int] = field(default_factory=dict)
     passwords: dict[str, str] = field(default_factory=dict)
     epmd_pid: int | None = None
+    subnet: str = ''            # the lab cloud's network, chosen once
     timings: dict[str, float] = field(default_factory=dict)
 
     @classmethod

@@ -42,7 +42,8 @@ def install_plugin(source: str) -> None:
 
 
 def configure(root: Root, port: int, keystone_url: str, password: str,
-              database_url: str, transport_url: str) -> None:
+              database_url: str, transport_url: str,
+              plugin_options: dict[str, str]) -> None:
     base = root.service_dir(NAME)
     conffile.write(conf_path(root), {
         'DEFAULT': {'bind_host': HOST, 'bind_port': str(port),
@@ -68,7 +69,8 @@ def configure(root: Root, port: int, keystone_url: str, password: str,
         # The plugin's key that signs its stored state, beside tacker.conf.
         'kubernetes_mgmt': {'state_key_file':
                             os.path.join(base, 'kubernetes_mgmt',
-                                         'state.key')},
+                                         'state.key'),
+                            **plugin_options},
     })
     for sub in ('vnfpackages', 'csar_files', 'lock', 'vim_keys'):
         os.makedirs(os.path.join(base, sub), exist_ok=True)
