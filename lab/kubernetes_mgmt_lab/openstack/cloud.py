@@ -5,11 +5,14 @@ and the API process that serves the three services."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import secrets
 
 from kubernetes_mgmt_lab import detached, mirror, net
 from kubernetes_mgmt_lab import state as lab_state
+from kubernetes_mgmt_lab.cloud.network import NETWORK_NAME
+from kubernetes_mgmt_lab.cloud.server import RECORDS_FILE
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.manager import Lab, lab_name_at, teardown
 from kubernetes_mgmt_lab.openstack.layout import HOST, Root
@@ -62,6 +65,18 @@ def ensure_lab(root: Root, subnet: str, password: str) -> None:
     Lab.up(masters=0, workers=0, heat=False, root=where,
            name=lab_name(root), subnet=subnet, username=USERNAME,
            password=password)
+
+
+def network_id(root: Root) -> str:
+    """The id of the lab's network (extVirtualLinks' resourceId)."""
+    path = os.path.join(lab_root(root), RECORDS_FILE)
+    with open(path, encoding='utf-8') as f:
+        networks = json.load(f)['networks']
+    for network in networks.values():
+        if network['name'] == NETWORK_NAME:
+            return network['id']
+    raise LabError(f'the lab cloud of {root.path} has no network '
+                   f'{NETWORK_NAME}')
 
 
 def plugin_options(root: Root) -> dict[str, str]:

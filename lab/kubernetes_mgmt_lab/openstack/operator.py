@@ -1,0 +1,267 @@
+"""The operator's session with the openstack CLI, as README's "Using it
+with the openstack CLI" shows it: each command run for real against the
+root's services, each LCM operation followed with ``vnflcm op show``
+until it ends; a failure carries Tacker's error detail and the
+conductor's log lines for it."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kubernetes_mgmt.remote.retry import wait_until
+from kubernetes_mgmt_lab.errors import LabError
+from kubernetes_mgmt_lab.openstack import clients, cloud
+from kubernetes_mgmt_lab.openstack.layout import HOST, Root
+from kubernetes_mgmt_lab.openstack.state import ServicesState
+
+ENDED = ('COMPLETED', 'FAILED_TEMP', 'FAILED', 'ROLLED_BACK')
+OP_DEADLINE = 900.0
+VIM_NAME = 'lab-openstack'
+
+
+class OperationFailed(LabError):
+    """An LCM operation ended otherwise than COMPLETED."""
+
+    def __init__(self, op: dict, conductor_lines: list[str]):
+        self.op = op
+        self.state = op.get('Operation State')
+        detail = op.get('Error') or {}
+        lines = ''.join(f'\n  {line}' for line in conductor_lines[-15:])
+        super().__init__(
+            f'{op.get("Operation")} of VNF {op.get("VNF Instance ID")} '
+            f'ended {self.state}: {detail}\nconductor log:{lines}')
+
+
+@dataclass
+class Operator:
+    """One operator's CLI session against a services root."""
+
+    root: Root
+    echo: Callable[[str], None] | None = None   # shows each command
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def state(self) -> ServicesState:
+        return ServicesState.load(self.root)
+
+    # -- the CLI --------------------------------------------------------------
+
+    def run(self, *args: str, parse: bool = True, timeout: float = 300.0):
+        """``openstack ARGS`` (``-f json`` when ``parse``): its output."""
+        argv = [*args, '-f', 'json'] if parse else list(args)
+        self._show('$ openstack ' + ' '.join(args))
+        proc = clients.openstack(self.root, *argv, timeout=timeout)
+        if proc.returncode != 0:
+            raise LabError(f'openstack {" ".join(args)} failed: '
+                           f'{proc.stderr.strip()[-800:]}')
+        out = json.loads(proc.stdout) if parse else proc.stdout.strip()
+        if not parse and out:
+            self._show(out)
+        return out
+
+    def _show(self, text: str) -> None:
+        if self.echo is not None:
+            self.echo(text)
+
+    # -- VIM, package, instance ----------------------------------------------
+
+    def register_vim(self) -> str:
+        """The lab's OpenStack as the default VIM (once)."""
+        for vim in self.run('vim', 'list'):
+            if vim['Name'] == VIM_NAME:
+                return vim['ID']
+        state = self.state
+        path = self.root.of('vim.yaml')
+        _private_json(path, {
+            'auth_url': f'http://{HOST}:{state.ports["keystone"]}/v3',
+            'username': 'admin', 'password': state.passwords['admin'],
+            'project_name': 'admin', 'project_domain_name': 'Default',
+            'user_domain_name': 'Default', 'cert_verify': 'False'})
+        return self.run('vim', 'register', '--config-file', path,
+                        '--is-default', VIM_NAME)['id']
+
+    def onboard(self, csar: str) -> tuple[str, str]:
+        """``vnf package create`` + ``upload``: (package id, VNFD id)."""
+        package_id = self.run('vnf', 'package', 'create')['ID']
+        self.run('vnf', 'package', 'upload', '--path', csar, package_id,
+                 parse=False)
+
+        def onboarded():
+            shown = self.run('vnf', 'package', 'show', package_id)
+            return shown if shown['Onboarding State'] == 'ONBOARDED' \
+                else None
+
+        shown = _poll(onboarded, 120, 'package onboarding')
+        return package_id, shown['VNFD ID']
+
+    def create(self, vnfd_id: str, name: str | None = None) -> str:
+        args = ['--name', name] if name else []
+        return self.run('vnflcm', 'create', *args, vnfd_id)['ID']
+
+    def show(self, vnf_id: str) -> dict:
+        return self.run('vnflcm', 'show', vnf_id)
+
+    def request_file(self, sample: str, vim_id: str, name: str,
+                     changes: Callable[[dict], None] | None = None) -> str:
+        """A sample request of ``samples/requests`` with the lab's values
+        in place of its placeholders, in an owner-only file."""
+        with open(sample, encoding='utf-8') as f:
+            body = json.load(f)
+        state = self.state
+        values = {'REPLACE_WITH_OPENSTACK_VIM_ID': vim_id,
+                  'REPLACE_WITH_NETWORK_ID': cloud.network_id(self.root),
+                  'REPLACE_WITH_VM_PASSWORD': state.passwords['vm']}
+        body = _substitute(body, values)
+        _set_subnet(body, state.subnet)
+        if changes is not None:
+            changes(body)
+        path = self.root.of('requests', f'{name}.json')
+        _private_json(path, body)
+        return path
+
+    # -- LCM operations -------------------------------------------------------
+
+    def instantiate(self, vnf_id: str, request: str,
+                    wait: bool = True) -> dict | None:
+        return self._operate('INSTANTIATE', vnf_id, wait,
+                             'vnflcm', 'instantiate', vnf_id, request)
+
+    def scale(self, vnf_id: str, kind: str, aspect: str,
+              wait: bool = True) -> dict | None:
+        return self._operate('SCALE', vnf_id, wait, 'vnflcm', 'scale',
+                             '--type', kind, '--aspect-id', aspect, vnf_id)
+
+    def heal(self, vnf_id: str, vnfcs: tuple[str, ...] = (),
+             wait: bool = True) -> dict | None:
+        args = [a for v in vnfcs for a in ('--vnfc-instance', v)]
+        return self._operate('HEAL', vnf_id, wait, 'vnflcm', 'heal',
+                             vnf_id, *args)
+
+    def terminate(self, vnf_id: str, wait: bool = True) -> dict | None:
+        return self._operate('TERMINATE', vnf_id, wait, 'vnflcm',
+                             'terminate', vnf_id)
+
+    def retry(self, op_id: str) -> dict:
+        before = self._op_state(op_id)
+        self.run('vnflcm', 'op', 'retry', op_id, parse=False)
+        return self.wait(op_id, after=before)
+
+    def rollback(self, op_id: str) -> dict:
+        before = self._op_state(op_id)
+        self.run('vnflcm', 'op', 'rollback', op_id, parse=False)
+        return self.wait(op_id, after=before)
+
+    def _operate(self, operation: str, vnf_id: str, wait: bool,
+                 *args: str) -> dict | None:
+        known = {o['ID'] for o in self._ops(vnf_id)}
+        started = time.monotonic()
+        self.run(*args, parse=False)
+        op_id = _poll(lambda: self._new_op(vnf_id, operation, known), 60,
+                      f'the {operation} operation of VNF {vnf_id}')
+        if not wait:
+            return {'ID': op_id}
+        op = self.wait(op_id)
+        self.timings[f'{operation.lower()} {vnf_id[:8]}'] = round(
+            time.monotonic() - started, 1)
+        return op
+
+    def _ops(self, vnf_id: str) -> list[dict]:
+        return self.run('vnflcm', 'op', 'list', '--filter',
+                        f'(eq,vnfInstanceId,{vnf_id})')
+
+    def _new_op(self, vnf_id: str, operation: str,
+                known: set[str]) -> str | None:
+        for op in self._ops(vnf_id):
+            if op['ID'] not in known and op['Operation'] == operation:
+                return op['ID']
+        return None
+
+    def _op_state(self, op_id: str) -> str:
+        return self.run('vnflcm', 'op', 'show', op_id)['Operation State']
+
+    def wait(self, op_id: str, after: str | None = None,
+             check: bool = True) -> dict:
+        """``op show`` until the operation has ended (and, after a retry
+        or rollback, left the state it had: ``after``)."""
+        offset = _log_size(self.root)
+
+        def ended():
+            op = self.run('vnflcm', 'op', 'show', op_id)
+            state = op['Operation State']
+            if state in ENDED and not (after and state == after):
+                return op
+            return None
+
+        op = _poll(ended, OP_DEADLINE, f'operation {op_id}')
+        self._show(f'  -> {op["Operation"]} {op["Operation State"]}')
+        if check and op['Operation State'] != 'COMPLETED':
+            raise OperationFailed(op, _conductor_lines(self.root, offset,
+                                                       op_id))
+        return op
+
+
+def _poll(fn, deadline: float, what: str):
+    found = []
+
+    def done() -> bool:
+        value = fn()
+        if value:
+            found.append(value)
+        return bool(value)
+
+    if not wait_until(done, deadline=deadline, first=0.5, ceiling=3.0):
+        raise LabError(f'{what} did not end within {deadline:g} s')
+    return found[0]
+
+
+def _substitute(value, values: dict[str, str]):
+    if isinstance(value, dict):
+        return {k: _substitute(v, values) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, values) for v in value]
+    if value == 'REPLACE_WITH_A_NEW_UUID':
+        return str(uuid.uuid4())
+    if isinstance(value, str) and value in values:
+        return values[value]
+    return value
+
+
+def _set_subnet(body: dict, subnet: str) -> None:
+    """NFS exports go to the lab's subnet."""
+    params = body.get('additionalParams', {}).get(
+        'k8s_cluster_installation_param', {})
+    for export in params.get('storage_server', {}).get(
+            'nfs_server_setup_params', []):
+        export['export_to'] = subnet
+
+
+def _private_json(path: str, data: dict) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, 'w', encoding='utf-8') as f:
+        json.dump(data, f, indent=2)
+
+
+def _log_size(root: Root) -> int:
+    try:
+        return os.path.getsize(root.log('tacker-conductor'))
+    except OSError:
+        return 0
+
+
+def _conductor_lines(root: Root, offset: int, op_id: str) -> list[str]:
+    """The conductor's ERROR/WARNING lines since ``offset``."""
+    try:
+        with open(root.log('tacker-conductor'), encoding='utf-8',
+                  errors='replace') as f:
+            f.seek(offset)
+            text = f.read()
+    except OSError:
+        return []
+    return [line for line in text.splitlines()
+            if re.search(r' (ERROR|WARNING) ', line) or op_id in line]
