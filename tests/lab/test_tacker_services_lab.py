@@ -1,9 +1,11 @@
 """Tacker 16 as a site runs it, with the plugin installed into it as
 README says: the operator's openstack CLI against real Keystone, Glance,
-tacker-server and one tacker-conductor on MariaDB and RabbitMQ.
+Heat (heat-api, heat-engine), tacker-server and one tacker-conductor on
+MariaDB and RabbitMQ.
 
-Heat and the compute, network and block-storage APIs below it are not
-part of the lab yet: no test here instantiates."""
+The compute, network and block-storage APIs below Heat are not part of
+the lab yet: no test here instantiates, and the stacks here hold no
+server."""
 from __future__ import annotations
 
 import json
@@ -18,14 +20,20 @@ from kubernetes_mgmt.cli import main
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt_lab import net, procs
 from kubernetes_mgmt_lab.errors import LabError
-from kubernetes_mgmt_lab.openstack import clients, processes, site, tacker
+from kubernetes_mgmt_lab.openstack import (
+    clients,
+    heat,
+    processes,
+    site,
+    tacker,
+)
 from kubernetes_mgmt_lab.openstack.layout import HOST, Root
 from kubernetes_mgmt_lab.openstack.state import ServicesState
 
 pytestmark = pytest.mark.lab
 
-CATALOG = {'identity', 'image', 'nfv-orchestration', 'compute', 'network',
-           'volumev3', 'block-storage'}
+CATALOG = {'identity', 'image', 'orchestration', 'nfv-orchestration',
+           'compute', 'network', 'volumev3', 'block-storage'}
 
 
 def openstack(state: ServicesState, *args: str) -> dict | list:
@@ -63,7 +71,7 @@ def test_services_run_with_their_figures(tacker_site):
 def test_credentials_stay_in_owner_only_files(tacker_site):
     root = Root(tacker_site.root)
     for path in (root.state_file, root.clouds_file,
-                 tacker.conf_path(root)):
+                 tacker.conf_path(root), heat.conf_path(root)):
         assert os.stat(path).st_mode & 0o077 == 0, path
 
 
@@ -134,6 +142,162 @@ def test_conductor_loaded_our_driver(tacker_site):
     assert "'mgmt-drivers-kubernetes'" in line and "'vnflcm_noop'" in line
 
 
+def test_status_lists_heat_with_its_endpoint(tacker_site, capsys):
+    assert main(['lab', 'tacker', 'status', '--root',
+                 tacker_site.root]) == 0
+    rows = {line.split()[0]: line.split()[1:]
+            for line in capsys.readouterr().out.splitlines()[1:]}
+    port = tacker_site.ports['heat']
+    assert rows['heat-api'] == [str(tacker_site.pids['heat-api']),
+                                f'http://{HOST}:{port}/v1/%(tenant_id)s',
+                                'up']
+    assert rows['heat-engine'] == [str(tacker_site.pids['heat-engine']),
+                                   '-', 'up']
+
+
+# A group of nested members that hold no server (the compute API below
+# Heat is not in the lab yet), scaled by two policies. The capacity is a
+# parameter, as in Tacker's HOT: an update that repeats the template's
+# capacity keeps the group's size; Heat counts a member marked unhealthy
+# out of the size, so without it the update would drop that member.
+MEMBER_HOT = """\
+heat_template_version: 2021-04-16
+parameters:
+  prefix: {type: string}
+resources:
+  secret:
+    type: OS::Heat::RandomString
+    properties: {length: 12}
+outputs:
+  name:
+    value:
+      list_join: ['-', [{get_param: prefix}, {get_attr: [secret, value]}]]
+"""
+GROUP_HOT = """\
+heat_template_version: 2021-04-16
+parameters:
+  capacity: {type: number, default: 1}
+resources:
+  group:
+    type: OS::Heat::AutoScalingGroup
+    properties:
+      min_size: 1
+      max_size: 3
+      desired_capacity: {get_param: capacity}
+      resource:
+        type: member.yaml
+        properties: {prefix: node}
+  scale_out:
+    type: OS::Heat::ScalingPolicy
+    properties:
+      adjustment_type: change_in_capacity
+      auto_scaling_group_id: {get_resource: group}
+      scaling_adjustment: 1
+      cooldown: 0
+  scale_in:
+    type: OS::Heat::ScalingPolicy
+    properties:
+      adjustment_type: change_in_capacity
+      auto_scaling_group_id: {get_resource: group}
+      scaling_adjustment: -1
+      cooldown: 0
+outputs:
+  names:
+    value: {get_attr: [group, outputs_list, name]}
+"""
+
+
+def run_cli(state: ServicesState, *args: str) -> str:
+    """``openstack ARGS`` (table output): its stdout; fails the test with
+    the CLI's error otherwise."""
+    proc = clients.openstack(Root(state.root), *args)
+    assert proc.returncode == 0, (f'openstack {" ".join(args)} failed: '
+                                  f'{proc.stderr}')
+    return proc.stdout
+
+
+def members(state: ServicesState, stack: str) -> dict[str, dict]:
+    """The group's members (nested-template resources) by name."""
+    return {r['resource_name']: r
+            for r in openstack(state, 'stack', 'resource', 'list', '-n',
+                               '2', stack)
+            if r['resource_type'].endswith('/member.yaml')}
+
+
+def settled_members(state: ServicesState, stack: str, count: int):
+    """Wait until the group has ``count`` members, all complete."""
+    def settled():
+        found = members(state, stack)
+        done = len(found) == count and all(
+            m['resource_status'].endswith('_COMPLETE')
+            for m in found.values())
+        return found if done else None
+
+    return poll(settled, deadline=90, what=f'{stack}: {count} members')
+
+
+def output_names(state: ServicesState, stack: str) -> list[str]:
+    shown = openstack(state, 'stack', 'show', stack)
+    return next(o['output_value'] for o in shown['outputs']
+                if o['output_key'] == 'names')
+
+
+def test_heat_scales_and_heals_a_group_of_nested_members(tacker_site,
+                                                         tmp_path):
+    state = tacker_site
+    (tmp_path / 'member.yaml').write_text(MEMBER_HOT)
+    (tmp_path / 'group.yaml').write_text(GROUP_HOT)
+    timings = {}
+    started = time.monotonic()
+    run_cli(state, 'stack', 'create', '--wait', '-t',
+            str(tmp_path / 'group.yaml'), 'asg')
+    timings['create'] = time.monotonic() - started
+    assert openstack(state, 'stack', 'show', 'asg')['stack_status'] == (
+        'CREATE_COMPLETE')
+    assert len(settled_members(state, 'asg', 1)) == 1
+    assert [n[:5] for n in output_names(state, 'asg')] == ['node-']
+
+    started = time.monotonic()
+    run_cli(state, 'stack', 'resource', 'signal', 'asg', 'scale_out')
+    grown = settled_members(state, 'asg', 2)
+    timings['scale_out'] = time.monotonic() - started
+    names = output_names(state, 'asg')
+    assert len(set(names)) == 2 and all(n.startswith('node-')
+                                        for n in names)
+
+    # Heal as Tacker does: mark the member unhealthy, update in place.
+    group = openstack(state, 'stack', 'resource', 'show', 'asg', 'group')
+    sick, well = sorted(grown)
+    started = time.monotonic()
+    run_cli(state, 'stack', 'resource', 'mark', 'unhealthy',
+            group['physical_resource_id'], sick, 'lab test')
+    run_cli(state, 'stack', 'update', '--existing', '--parameter',
+            'capacity=2', '--wait', 'asg')
+    timings['heal'] = time.monotonic() - started
+    assert openstack(state, 'stack', 'show', 'asg')['stack_status'] == (
+        'UPDATE_COMPLETE')
+    healed = settled_members(state, 'asg', 2)
+    assert healed.keys() == grown.keys()
+    assert (healed[sick]['physical_resource_id']
+            != grown[sick]['physical_resource_id'])
+    assert (healed[well]['physical_resource_id']
+            == grown[well]['physical_resource_id'])
+
+    run_cli(state, 'stack', 'resource', 'signal', 'asg', 'scale_in')
+    assert len(settled_members(state, 'asg', 1)) == 1
+
+    started = time.monotonic()
+    run_cli(state, 'stack', 'delete', '--yes', '--wait', 'asg')
+    timings['delete'] = time.monotonic() - started
+    assert openstack(state, 'stack', 'list') == []
+    # The policies' users lived in Heat's stack-user domain; gone too.
+    assert [u['Name'] for u in openstack(
+        state, 'user', 'list', '--domain', heat.STACK_DOMAIN)] == [
+        heat.DOMAIN_ADMIN]
+    print('\nheat through the CLI (s): '
+          + ', '.join(f'{k} {v:.1f}' for k, v in timings.items()))
+
+
 def test_status_of_a_root_without_services_is_refused(tmp_path, capsys):
     assert main(['lab', 'tacker', 'status', '--root', str(tmp_path)]) == 1
     assert 'lab tacker up' in capsys.readouterr().err
@@ -190,7 +354,7 @@ def test_down_ends_every_process_and_no_log_holds_a_password(
     logs = _service_logs(root)
     assert {os.path.basename(p) for p in logs} >= {
         'tacker-server.log', 'tacker-conductor.log', 'keystone.log',
-        'glance.log', 'mariadb.log'}
+        'glance.log', 'heat-api.log', 'heat-engine.log', 'mariadb.log'}
     secrets = list(state.passwords.values())
     for path in logs:
         with open(path, encoding='utf-8', errors='replace') as f:

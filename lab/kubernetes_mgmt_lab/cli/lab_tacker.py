@@ -1,6 +1,6 @@
 """``kubernetes-mgmt lab tacker up|down|status``: OpenStack's control
-plane (MariaDB, RabbitMQ, Keystone, Glance, Tacker with this plugin) on
-this machine (needs root)."""
+plane (MariaDB, RabbitMQ, Keystone, Glance, Heat, Tacker with this
+plugin) on this machine (needs root)."""
 from __future__ import annotations
 
 import argparse
@@ -14,8 +14,8 @@ PLUGIN_DISTRIBUTION = 'tacker-kubernetes-mgmt'
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        'tacker', help='run Tacker 16, Keystone, Glance, MariaDB and '
-                       'RabbitMQ on this machine, with the plugin')
+        'tacker', help='run Tacker 16, Keystone, Glance, Heat, MariaDB '
+                       'and RabbitMQ on this machine, with the plugin')
     sub = parser.add_subparsers(dest='tacker_command', required=True)
     up = sub.add_parser('up', help='install what is missing and start the '
                                    'services')

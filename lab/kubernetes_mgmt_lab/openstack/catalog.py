@@ -69,14 +69,37 @@ class Keystone:
                      role_id: str) -> str:
         """User ``name`` with ``role`` in the project; its password is
         set again so a re-run converges."""
-        user_id = self._ensure('users', 'user', {'name': name},
+        user_id = self._ensure('users', 'user',
+                               {'name': name, 'domain_id': 'default'},
                                {'name': name, 'domain_id': 'default',
                                 'password': password, 'enabled': True})
         self._call('PATCH', f'/users/{user_id}',
                    {'user': {'password': password}})
-        self._call('PUT', f'/projects/{project_id}/users/{user_id}/roles/'
+        self.grant(user_id, project_id, role_id)
+        return user_id
+
+    def domain(self, name: str) -> str:
+        return self._ensure('domains', 'domain', {'name': name},
+                            {'name': name, 'enabled': True})
+
+    def domain_admin(self, name: str, password: str, domain_id: str,
+                     role_id: str) -> str:
+        """User ``name`` of the domain with ``role`` on the domain itself
+        (not on a project); its password is set again on a re-run."""
+        user_id = self._ensure('users', 'user',
+                               {'name': name, 'domain_id': domain_id},
+                               {'name': name, 'domain_id': domain_id,
+                                'password': password, 'enabled': True})
+        self._call('PATCH', f'/users/{user_id}',
+                   {'user': {'password': password}})
+        self._call('PUT', f'/domains/{domain_id}/users/{user_id}/roles/'
                           f'{role_id}')
         return user_id
+
+    def grant(self, user_id: str, project_id: str, role_id: str) -> None:
+        """``role`` for the user in the project (PUT: idempotent)."""
+        self._call('PUT', f'/projects/{project_id}/users/{user_id}/roles/'
+                          f'{role_id}')
 
     def service(self, type_: str, name: str, url: str) -> str:
         """A catalog entry with public, internal and admin endpoints at

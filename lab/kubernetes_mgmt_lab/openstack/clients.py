@@ -1,5 +1,6 @@
-"""The operator's clients (python-openstackclient, python-tackerclient)
-in their own venv, and the clouds.yaml they read (owner-only)."""
+"""The operator's clients (python-openstackclient, python-tackerclient,
+python-heatclient for ``openstack stack``) in their own venv, and the
+clouds.yaml they read (owner-only)."""
 from __future__ import annotations
 
 import os
@@ -11,7 +12,9 @@ from kubernetes_mgmt_lab.openstack.layout import CLOUD_NAME, REGION, Root
 from kubernetes_mgmt_lab.openstack.venvs import Venv
 
 VENV = Venv('clients', {'python-openstackclient': '10.5.0',
-                        'python-tackerclient': '2.6.0'})
+                        'python-tackerclient': '2.6.0',
+                        # Released with openstackclient 10.5.0 (2026.2).
+                        'python-heatclient': '5.3.0'})
 
 
 def write_clouds(root: Root, keystone_url: str, admin_password: str) -> str:

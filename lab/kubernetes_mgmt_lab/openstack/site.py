@@ -14,6 +14,7 @@ from kubernetes_mgmt_lab.openstack import (
     clients,
     cloud,
     glance,
+    heat,
     keystone,
     mariadb,
     processes,
@@ -29,12 +30,13 @@ DEBIAN = {'/usr/sbin/mariadbd': 'mariadb-server',
           '/usr/bin/mariadb-install-db': 'mariadb-server',
           '/usr/sbin/rabbitmq-server': 'rabbitmq-server',
           'runuser': 'util-linux'}
-VENVS = (keystone.VENV, glance.VENV, tacker.VENV, clients.VENV)
+VENVS = (keystone.VENV, glance.VENV, heat.VENV, tacker.VENV, clients.VENV)
 PREFERRED_PORTS = {'mariadb': 13306, 'keystone': 5000,
-                   'glance': 9292, 'cloud': 8774, 'tacker': 9890}
+                   'glance': 9292, 'cloud': 8774, 'heat': 8004,
+                   'tacker': 9890}
 # Start order.
 SERVICES = ('mariadb', 'rabbitmq', 'keystone', 'glance', 'cloud',
-            'tacker-server', 'tacker-conductor')
+            'heat-api', 'heat-engine', 'tacker-server', 'tacker-conductor')
 
 
 @dataclass
@@ -94,10 +96,12 @@ def _start_all(root: Root, state: ServicesState) -> None:
     state.pids['mariadb'] = mariadb.start(root, ports['mariadb'])
     state.save()
     mariadb.ensure_database(root, 'tacker', 'tacker', pw['mariadb_tacker'])
+    mariadb.ensure_database(root, 'heat', 'heat', pw['mariadb_heat'])
     state.pids['rabbitmq'], state.epmd_pid = rabbitmq.start(
         root, ports['rabbitmq'], ports['rabbitmq_dist'])
     state.save()
     rabbitmq.ensure_user(root, 'tacker', pw['rabbit_tacker'])
+    rabbitmq.ensure_user(root, 'heat', pw['rabbit_heat'])
 
     keystone_url = keystone.url(ports['keystone'])
     keystone.configure(root)
@@ -117,6 +121,7 @@ def _start_all(root: Root, state: ServicesState) -> None:
     cloud.ensure_lab(root, state.subnet, pw['vm'])
     state.pids['cloud'] = cloud.start(root, ports['cloud'], project_id)
     state.save()
+    _start_heat(root, state, keystone_url)
 
     tacker.configure(
         root, ports['tacker'], keystone_url, pw['keystone_tacker'],
@@ -147,13 +152,47 @@ def _catalog(state: ServicesState) -> str:
     ks.service_user('glance', pw['keystone_glance'], service, admin)
     ks.service('image', 'glance', glance.url(ports['glance']))
     ks.service('nfv-orchestration', 'tacker', tacker.url(ports['tacker']))
+    _heat_identities(ks, state, service, admin)
     return ks.project('admin')
 
 
-# Stopped together, in this order: the Tacker processes each wait out
-# the grace period, so they wait it out at the same time.
-STOP_GROUPS = (('tacker-conductor', 'tacker-server'), ('cloud',),
-               ('glance',),
+def _heat_identities(ks: catalog.Keystone, state: ServicesState,
+                     service: str, admin: str) -> None:
+    """Heat's user and catalog entry, its stack-user domain with that
+    domain's admin, and its two roles. ``admin`` needs no
+    ``heat_stack_owner``: Heat's policy lets an admin create stacks."""
+    pw = state.passwords
+    ks.service_user('heat', pw['keystone_heat'], service, admin)
+    ks.service('orchestration', 'heat', heat.endpoint(state.ports['heat']))
+    domain = ks.domain(heat.STACK_DOMAIN)
+    ks.domain_admin(heat.DOMAIN_ADMIN, pw['heat_domain_admin'], domain,
+                    admin)
+    for role in (heat.STACK_OWNER_ROLE, heat.STACK_USER_ROLE):
+        ks.role(role)
+
+
+def _start_heat(root: Root, state: ServicesState, keystone_url: str
+                ) -> None:
+    pw, ports = state.passwords, state.ports
+    heat.configure(
+        root, ports['heat'], keystone_url, pw['keystone_heat'],
+        pw['heat_domain_admin'],
+        mariadb.url('heat', pw['mariadb_heat'], ports['mariadb'], 'heat'),
+        rabbitmq.url('heat', pw['rabbit_heat'], ports['rabbitmq']))
+    heat.setup(root)
+    started = time.monotonic()
+    state.pids['heat-api'] = heat.start_api(root, ports['heat'])
+    state.save()
+    state.pids['heat-engine'] = heat.start_engine(
+        root, lambda: rabbitmq.has_consumer(root, heat.ENGINE_TOPIC))
+    state.timings['start_heat'] = round(time.monotonic() - started, 1)
+    state.save()
+
+
+# Stopped together, in this order: the Tacker processes outlive SIGTERM
+# and heat-engine takes about 13 s after it, so their graces overlap.
+STOP_GROUPS = (('tacker-conductor', 'tacker-server', 'heat-engine',
+                'heat-api'), ('cloud',), ('glance',),
                ('keystone',), ('rabbitmq',), ('mariadb',))
 
 
@@ -193,6 +232,8 @@ def status(root_path: str) -> list[ServiceStatus]:
             'keystone': keystone.url(ports.get('keystone', 0)),
             'glance': glance.url(ports.get('glance', 0)),
             'cloud': cloud.url(ports.get('cloud', 0)),
+            'heat-api': heat.endpoint(ports.get('heat', 0)),
+            'heat-engine': '-',
             'tacker-server': tacker.url(ports.get('tacker', 0)),
             'tacker-conductor': '-'}
     return [ServiceStatus(name, state.pids.get(name), urls[name],
