@@ -190,7 +190,7 @@ def _start_heat(root: Root, state: ServicesState, keystone_url: str
 
 
 # Stopped together, in this order: the Tacker processes outlive SIGTERM
-# and heat-engine takes about 13 s after it, so their graces overlap.
+# and heat-engine takes 13 to 19 s after it, so their graces overlap.
 STOP_GROUPS = (('tacker-conductor', 'tacker-server', 'heat-engine',
                 'heat-api'), ('cloud',), ('glance',),
                ('keystone',), ('rabbitmq',), ('mariadb',))
