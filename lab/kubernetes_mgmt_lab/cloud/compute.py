@@ -276,6 +276,9 @@ class Compute:
     def _disks(self, body: dict) -> list[Disk]:
         disks = []
         for bdm in body.get('block_device_mapping_v2') or []:
+            if bdm.get('source_type') == 'image' and \
+                    bdm.get('destination_type', 'local') == 'local':
+                continue    # the root disk from the image (novaclient's)
             if bdm.get('source_type') != 'volume' or \
                     bdm.get('boot_index') not in (None, -1, '-1'):
                 raise ApiError(400, 'badRequest',

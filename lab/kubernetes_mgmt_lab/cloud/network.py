@@ -92,11 +92,9 @@ class Network:
             route('GET', '/v2.0/ports/{id}', self.show_of('ports')),
             route('PUT', '/v2.0/ports/{id}', self.update_port),
             route('DELETE', '/v2.0/ports/{id}', self.delete_port),
-            route('GET', '/v2.0/security-groups',
-                  self.list_of('security_groups')),
+            route('GET', '/v2.0/security-groups', self.list_groups),
             route('POST', '/v2.0/security-groups', self.create_group),
-            route('GET', '/v2.0/security-groups/{id}',
-                  self.show_of('security_groups')),
+            route('GET', '/v2.0/security-groups/{id}', self.show_group),
             route('PUT', '/v2.0/security-groups/{id}', self.update_group),
             route('DELETE', '/v2.0/security-groups/{id}', self.delete_group),
             route('GET', '/v2.0/security-group-rules',
@@ -274,6 +272,19 @@ class Network:
             dict(r) for r in data['security_group_rules'].values()
             if r['security_group_id'] == group_id]
         return group
+
+    def show_group(self, call: Call) -> Reply:
+        with self.records.changing() as data:
+            if call.args['id'] not in data['security_groups']:
+                raise _missing('security_group', call.args['id'])
+            return Reply(body={'security_group': self._group(
+                data, call.args['id'])})
+
+    def list_groups(self, call: Call) -> Reply:
+        with self.records.changing() as data:
+            groups = [self._group(data, g) for g in data['security_groups']]
+        return Reply(body={'security_groups': filtered(
+            groups, call, ('id', 'name', 'project_id', 'tenant_id'))})
 
     def update_group(self, call: Call) -> Reply:
         body = call.member('security_group')
