@@ -58,6 +58,7 @@ def instantiate(context: Any, vnf_instance: Any, params: ClusterParams,
                           record=state.record,
                           keep_endpoint=state.stack_id == stack_id)
         roles.check_plan(plan)      # before any host is touched
+        registry_for().check_ready()
         labels = node_labels(plan.topology, plan.nodes, zones or {})
     LOG.info('instance %s: %d master(s), %d worker(s), endpoint %s',
              instance_id, len(plan.masters), len(plan.workers),

@@ -11,6 +11,10 @@ from kubernetes_mgmt.vim.model import VimRecord, VimSpec
 class VimRegistry(Protocol):
     """Where clusters are registered as VIMs."""
 
+    def check_ready(self) -> None:
+        """Refuse (VimError) when this registry cannot store a VIM, so
+        that an operation fails before it touches any host."""
+
     def find(self, context: Any, name: str) -> VimRecord | None:
         """The VIM named ``name``, or None."""
 

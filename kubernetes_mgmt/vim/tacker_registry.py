@@ -4,8 +4,11 @@ Facts from Tacker 16.0.0:
 
 - ``NfvoPlugin().create_vim(context, {'vim': {...}})`` has the kubernetes
   VIM driver check the cluster (``GET /api`` with the bearer token and the
-  CA), list its namespaces, store the token (Barbican or local key file)
-  and insert the VIM rows. No API layer runs in between, so the body must
+  CA), list its namespaces, store the token encrypted with a fernet key
+  kept in Barbican, and insert the VIM rows. With ``[k8s_vim]
+  use_barbican = False`` it refuses every kubernetes VIM ("Barbican must
+  be enabled"): there is no local-file store for them, unlike OpenStack
+  VIMs. No API layer runs in between, so the body must
   be complete: ``vim_project`` is a NOT NULL column (the kubernetes driver
   never reads it).
 - ``get_vims(context, filters={'name': name, 'tenant_id': ...})``
@@ -77,6 +80,18 @@ class TackerVimRegistry:
             from tacker.nfvo import nfvo_plugin
             self._nfvo = nfvo_plugin.NfvoPlugin()
         return self._nfvo
+
+    def check_ready(self) -> None:
+        # Importing the driver registers [k8s_vim].
+        from oslo_config import cfg
+        from tacker.nfvo.drivers.vim import kubernetes_driver  # noqa: F401
+        if not cfg.CONF.k8s_vim.use_barbican:
+            raise VimError(
+                'Tacker cannot store the cluster as a Kubernetes VIM: it '
+                'keeps the key of a Kubernetes VIM\'s token in Barbican '
+                'only, and tacker.conf has [k8s_vim] use_barbican = False. '
+                'Run Barbican (catalog type key-manager) and set it to '
+                'True.')
 
     def find(self, context: Any, name: str) -> VimRecord | None:
         return self._find(context, name, getattr(context, 'project_id',

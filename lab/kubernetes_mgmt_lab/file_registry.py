@@ -51,6 +51,9 @@ class FileVimRegistry:
 
     # -- the VimRegistry protocol -------------------------------------------
 
+    def check_ready(self) -> None:
+        """A file can always hold a VIM."""
+
     def find(self, context: Any, name: str) -> VimRecord | None:
         entry = self._named(self._load(), name)
         return _record(entry) if entry else None
