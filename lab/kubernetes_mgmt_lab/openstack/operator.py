@@ -156,6 +156,10 @@ class Operator:
         self.run('vnflcm', 'op', 'rollback', op_id, parse=False)
         return self.wait(op_id, after=before)
 
+    def fail(self, op_id: str) -> dict:
+        """``op fail``: give up a FAILED_TEMP operation (it ends FAILED)."""
+        return self.run('vnflcm', 'op', 'fail', op_id)
+
     def _operate(self, operation: str, vnf_id: str, wait: bool,
                  *args: str) -> dict | None:
         known = {o['ID'] for o in self._ops(vnf_id)}

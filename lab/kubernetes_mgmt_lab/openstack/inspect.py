@@ -1,0 +1,73 @@
+"""What the lab cloud, its emulated clusters and Tacker's records say
+about one VNF, gathered for checks that they agree."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+from kubernetes_mgmt_lab import hosts
+from kubernetes_mgmt_lab import state as lab_state
+from kubernetes_mgmt_lab.cloud.server import RECORDS_FILE
+from kubernetes_mgmt_lab.emulated import ClusterView
+from kubernetes_mgmt_lab.openstack import cloud
+from kubernetes_mgmt_lab.openstack.layout import Root
+
+
+@dataclass(frozen=True)
+class Vnfc:
+    """One VNFC of ``vnflcm show``, with the lab VM behind its server."""
+
+    id: str
+    vdu: str
+    server_id: str
+    ip: str | None
+    lab_host: str | None
+
+
+def servers(root: Root) -> dict[str, dict]:
+    """The lab cloud's servers by id (Nova's records)."""
+    path = os.path.join(cloud.lab_root(root), RECORDS_FILE)
+    with open(path, encoding='utf-8') as f:
+        return json.load(f)['servers']
+
+
+def vnfcs(root: Root, shown: dict) -> list[Vnfc]:
+    """The VNFCs of a ``vnflcm show`` output."""
+    info = shown.get('Instantiated Vnf Info') or {}
+    known = servers(root)
+    found = []
+    for vnfc in info.get('vnfcResourceInfo') or []:
+        server_id = vnfc['computeResource']['resourceId']
+        server = known.get(server_id) or {}
+        ips = [a['addr'] for net in server.get('addresses', {}).values()
+               for a in net]
+        found.append(Vnfc(vnfc['id'], vnfc['vduId'], server_id,
+                          ips[0] if ips else None, server.get('lab_host')))
+    return found
+
+
+def cluster(root: Root) -> ClusterView:
+    state = lab_state.load(lab_state.state_path(cloud.lab_root(root)))
+    return ClusterView(state.cluster_dir)
+
+
+def node_ips(view: ClusterView) -> dict[str, str]:
+    """Node name -> InternalIP."""
+    found = {}
+    for node in view.nodes():
+        for addr in node.get('status', {}).get('addresses', []):
+            if addr['type'] == 'InternalIP':
+                found[node['metadata']['name']] = addr['address']
+    return found
+
+
+def read_in_vm(root: Root, lab_host: str, path: str) -> str | None:
+    """A file inside a lab VM (its private disk)."""
+    state = lab_state.load(lab_state.state_path(cloud.lab_root(root)))
+    try:
+        with open(hosts.disk_path(state.host(lab_host), path),
+                  encoding='utf-8') as f:
+            return f.read()
+    except FileNotFoundError:
+        return None

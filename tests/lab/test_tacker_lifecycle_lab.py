@@ -1,0 +1,175 @@
+"""The operator's session of README's "Using it with the openstack CLI",
+run for real: the openstack CLI against Keystone, Glance, Heat, Barbican
+and Tacker 16 (one tacker-conductor with this plugin installed), with the
+compute, network and block-storage APIs below Heat emulated by the lab
+(servers are lab VMs). Emulated too: the Kubernetes binaries on the VMs.
+
+After each operation the cluster, Tacker's records and Heat must agree.
+The tests run in file order and share the VNFs they create."""
+from __future__ import annotations
+
+import os
+import subprocess
+from collections import Counter
+from dataclasses import dataclass
+
+import pytest
+
+from kubernetes_mgmt_lab.openstack import inspect, tacker
+from kubernetes_mgmt_lab.openstack.layout import Root
+from kubernetes_mgmt_lab.openstack.operator import OperationFailed, Operator
+
+pytestmark = pytest.mark.lab
+
+REQUESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), 'samples', 'requests')
+MASTER, WORKER, STORAGE = 'masterNode', 'workerNode', 'storage_server'
+
+
+@dataclass
+class Session:
+    root: Root
+    op: Operator
+    vim_id: str
+    package_id: str
+    vnfd_id: str
+
+
+@pytest.fixture(scope='module')
+def session(tacker_site) -> Session:
+    root = Root(tacker_site.root)
+    op = Operator(root, echo=print)
+    vim_id = op.register_vim()
+    csar = root.of('k8s_cluster.zip')
+    subprocess.run([tacker.VENV.bin('kubernetes-mgmt'), 'package', 'build',
+                    '-o', csar], check=True, capture_output=True)
+    package_id, vnfd_id = op.onboard(csar)
+    return Session(root, op, vim_id, package_id, vnfd_id)
+
+
+@pytest.fixture(scope='module')
+def complex_vnf(session) -> str:
+    return _instantiated(session, 'complex_kubernetes_param_file.json',
+                         'complex-1')
+
+
+def _instantiated(s: Session, sample: str, name: str) -> str:
+    vnf_id = s.op.create(s.vnfd_id, name=name)
+    request = s.op.request_file(os.path.join(REQUESTS, sample), s.vim_id,
+                                name)
+    s.op.instantiate(vnf_id, request)
+    return vnf_id
+
+
+# -- agreement of cluster, Tacker and Heat ------------------------------------
+
+def agree(s: Session, vnf_id: str, masters: int, workers: int,
+          storage: bool = False) -> list[inspect.Vnfc]:
+    """The cluster has exactly the VNF's masters and workers as Ready
+    nodes, with one etcd member per master and every master behind each
+    HAProxy; Tacker records the VNFCs and the cluster's VIM; Heat holds
+    exactly these servers."""
+    shown = s.op.show(vnf_id)
+    assert shown['Instantiation State'] == 'INSTANTIATED'
+    vnfcs = inspect.vnfcs(s.root, shown)
+    counts = Counter(v.vdu for v in vnfcs)
+    assert counts == Counter({MASTER: masters, WORKER: workers,
+                              **({STORAGE: 1} if storage else {})})
+    assert all(v.lab_host for v in vnfcs), vnfcs    # a VM behind each
+    view = inspect.cluster(s.root)
+    nodes = inspect.node_ips(view)
+    assert sorted(nodes.values()) == sorted(
+        v.ip for v in vnfcs if v.vdu in (MASTER, WORKER))
+    assert all(view.node_ready(n) for n in nodes)
+    master_ips = {v.ip for v in vnfcs if v.vdu == MASTER}
+    assert len(view.etcd_members()) == masters
+    if masters > 1:
+        for vnfc in vnfcs:
+            if vnfc.vdu == MASTER:
+                cfg = inspect.read_in_vm(s.root, vnfc.lab_host,
+                                         '/etc/haproxy/haproxy.cfg')
+                assert all(f'{ip}:6443' in cfg for ip in master_ips)
+    _vim_agrees(s, shown)
+    _heat_agrees(s, vnf_id, {v.server_id for v in vnfcs})
+    return vnfcs
+
+
+def _vim_agrees(s: Session, shown: dict) -> None:
+    kube = [c for c in shown['VIM Connection Info']
+            if c['vimType'] == 'kubernetes']
+    assert len(kube) == 1, shown['VIM Connection Info']
+    listed = {v['ID']: v for v in s.op.run('vim', 'list')}
+    assert listed[kube[0]['vimId']]['Type'] == 'kubernetes'
+
+
+def _heat_agrees(s: Session, vnf_id: str, server_ids: set[str]) -> None:
+    rows = s.op.run('stack', 'resource', 'list', '-n', '5',
+                    f'vnflcm_{vnf_id}')
+    assert {r['physical_resource_id'] for r in rows
+            if r['resource_type'] == 'OS::Nova::Server'} == server_ids
+    assert all(r['resource_status'].endswith('_COMPLETE') for r in rows)
+
+
+def of_vdu(vnfcs, vdu: str) -> list[inspect.Vnfc]:
+    return [v for v in vnfcs if v.vdu == vdu]
+
+
+# -- the complex (HA) flavour ----------------------------------------------
+
+def test_instantiate_complex(session, complex_vnf):
+    agree(session, complex_vnf, 3, 2)
+    vims = [v['Name'] for v in session.op.run('vim', 'list')]
+    assert 'kubernetes_vim_complex' in vims
+
+
+def test_scale_workers_out_and_in(session, complex_vnf):
+    session.op.scale(complex_vnf, 'SCALE_OUT', 'worker_instance')
+    agree(session, complex_vnf, 3, 3)
+    session.op.scale(complex_vnf, 'SCALE_IN', 'worker_instance')
+    agree(session, complex_vnf, 3, 2)
+
+
+def test_scaling_the_masters_is_refused_and_changes_nothing(
+        session, complex_vnf):
+    before = agree(session, complex_vnf, 3, 2)
+    with pytest.raises(OperationFailed) as failed:
+        session.op.scale(complex_vnf, 'SCALE_OUT', 'master_instance')
+    assert 'master' in str(failed.value.op.get('Error'))
+    session.op.fail(failed.value.op['ID'])
+    assert agree(session, complex_vnf, 3, 2) == before
+
+
+@pytest.mark.parametrize('vdu', [MASTER, WORKER])
+def test_heal_one_vnfc(session, complex_vnf, vdu):
+    before = agree(session, complex_vnf, 3, 2)
+    target = of_vdu(before, vdu)[0]
+    session.op.heal(complex_vnf, (target.id,))
+    after = agree(session, complex_vnf, 3, 2)
+    healed, = [v for v in after if v.id == target.id]
+    assert healed.server_id != target.server_id
+    untouched = {v.server_id for v in before if v.id != target.id}
+    assert untouched <= {v.server_id for v in after}
+
+
+def test_heal_the_whole_vnf(session, complex_vnf):
+    before = agree(session, complex_vnf, 3, 2)
+    session.op.heal(complex_vnf)
+    after = agree(session, complex_vnf, 3, 2)
+    assert not {v.server_id for v in before} & {v.server_id for v in after}
+
+
+def test_terminate_and_delete_complex(session, complex_vnf):
+    shown = session.op.show(complex_vnf)
+    kube_vim = next(c['vimId'] for c in shown['VIM Connection Info']
+                    if c['vimType'] == 'kubernetes')
+    servers = {v.server_id for v in inspect.vnfcs(session.root, shown)}
+    session.op.terminate(complex_vnf)
+    assert session.op.show(complex_vnf)['Instantiation State'] == \
+        'NOT_INSTANTIATED'
+    assert kube_vim not in {v['ID'] for v in session.op.run('vim', 'list')}
+    assert not servers & set(inspect.servers(session.root))
+    stacks = {st['Stack Name'] for st in session.op.run('stack', 'list')}
+    assert f'vnflcm_{complex_vnf}' not in stacks
+    session.op.run('vnflcm', 'delete', complex_vnf, parse=False)
+    assert complex_vnf not in {v['ID'] for v in
+                               session.op.run('vnflcm', 'list')}
