@@ -41,6 +41,16 @@ def register(subparsers) -> None:
                              'then ha (default: %(default)s)')
     parser.add_argument('--root', default=DEMO_ROOT,
                         help='lab directory (default: %(default)s)')
+    parser.add_argument('--tacker', action='store_true',
+                        help='instead: start Tacker, Keystone, Glance, '
+                             'Heat and Barbican (lab tacker up, in --root) '
+                             'and run the openstack CLI session of README '
+                             'for the HA flavour, printing each command '
+                             'and its answer; the services stop after it')
+    parser.add_argument('--plugin', default='.', metavar='DIR',
+                        help='with --tacker: checkout of the plugin to '
+                             'install into Tacker (default: the current '
+                             'directory)')
     parser.set_defaults(func=run)
 
 
@@ -49,6 +59,16 @@ def run(args: argparse.Namespace) -> int:
                         format='%(asctime)s %(message)s', datefmt='%H:%M:%S')
     # paramiko narrates every channel; the driver's own lines say enough.
     logging.getLogger('paramiko').setLevel(logging.WARNING)
+    if args.tacker:
+        from kubernetes_mgmt_lab.cli.demo_tacker import run_tacker
+        from kubernetes_mgmt_lab.cli.lab_tacker import plugin_checkout
+        from kubernetes_mgmt_lab.errors import LabError
+        try:
+            checkout = plugin_checkout(args.plugin)
+        except LabError as exc:
+            print(f'error: {exc}', file=sys.stderr)
+            return 1
+        return run_tacker(args.root, checkout)
     flavours = list(FLAVOURS) if args.flavour == 'both' else [args.flavour]
     for flavour in flavours:
         status = run_flavour(flavour, root=args.root)
