@@ -41,13 +41,15 @@ def environment(root: Root) -> dict[str, str]:
             'OS_CLOUD': CLOUD_NAME}
 
 
-def openstack(root: Root, *args: str, timeout: float = 120.0
+def openstack(root: Root, *args: str, timeout: float = 120.0,
+              env: dict[str, str] | None = None
               ) -> subprocess.CompletedProcess:
     """Run the ``openstack`` CLI of the clients venv against the root's
-    services (not checked: callers look at the status and stderr)."""
+    services (not checked: callers look at the status and stderr);
+    ``env`` overrides the operator's environment (another clouds file)."""
     env = {'PATH': os.path.dirname(VENV.bin('openstack')) + ':/usr/bin:/bin',
            'HOME': root.of('clients-home'), 'LANG': 'C.UTF-8',
-           **environment(root)}
+           **environment(root), **(env or {})}
     return subprocess.run([VENV.bin('openstack'), *args], env=env,
                           capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL, check=False)
