@@ -3,37 +3,42 @@ README says: the operator's openstack CLI against real Keystone, Glance,
 Heat (heat-api, heat-engine), tacker-server and one tacker-conductor on
 MariaDB and RabbitMQ.
 
-The compute, network and block-storage APIs below Heat are not part of
-the lab yet: no test here instantiates, and the stacks here hold no
-server."""
+Barbican keeps the key of each Kubernetes VIM's token, as Tacker
+requires. The compute, network and block-storage APIs below Heat are not
+part of the lab yet: no test here instantiates, and the stacks here hold
+no server."""
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 import sys
 import time
 
 import pytest
+import yaml
 
 from kubernetes_mgmt.cli import main
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt_lab import net, procs
+from kubernetes_mgmt_lab.emulated import apiserver, pki, store
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.openstack import (
+    barbican,
     clients,
     heat,
     processes,
     site,
     tacker,
 )
-from kubernetes_mgmt_lab.openstack.layout import HOST, Root
+from kubernetes_mgmt_lab.openstack.layout import CLOUD_NAME, HOST, Root
 from kubernetes_mgmt_lab.openstack.state import ServicesState
 
 pytestmark = pytest.mark.lab
 
 CATALOG = {'identity', 'image', 'orchestration', 'nfv-orchestration',
-           'compute', 'network', 'volumev3', 'block-storage'}
+           'compute', 'network', 'volumev3', 'block-storage', 'key-manager'}
 
 
 def openstack(state: ServicesState, *args: str) -> dict | list:
@@ -71,7 +76,8 @@ def test_services_run_with_their_figures(tacker_site):
 def test_credentials_stay_in_owner_only_files(tacker_site):
     root = Root(tacker_site.root)
     for path in (root.state_file, root.clouds_file,
-                 tacker.conf_path(root), heat.conf_path(root)):
+                 tacker.conf_path(root), heat.conf_path(root),
+                 barbican.conf_path(root)):
         assert os.stat(path).st_mode & 0o077 == 0, path
 
 
@@ -154,6 +160,122 @@ def test_status_lists_heat_with_its_endpoint(tacker_site, capsys):
     assert rows['heat-engine'] == [str(tacker_site.pids['heat-engine']),
                                    '-', 'up']
 
+
+
+def test_status_lists_barbican_with_its_endpoint(tacker_site, capsys):
+    assert main(['lab', 'tacker', 'status', '--root',
+                 tacker_site.root]) == 0
+    rows = {line.split()[0]: line.split()[1:]
+            for line in capsys.readouterr().out.splitlines()[1:]}
+    assert rows['barbican'] == [str(tacker_site.pids['barbican']),
+                                barbican.url(tacker_site.ports['barbican']),
+                                'up']
+
+
+def test_operator_stores_reads_and_deletes_a_secret(tacker_site):
+    state = tacker_site
+    payload = secrets.token_urlsafe(16)
+    stored = openstack(state, 'secret', 'store', '--name', 'lab-secret',
+                       '--payload', payload)
+    href = stored['Secret href']
+    assert href.startswith(barbican.url(state.ports['barbican']) + '/v1/')
+    assert openstack(state, 'secret', 'get', '--payload', href) == {
+        'Payload': payload}
+    run_cli(state, 'secret', 'delete', href)
+    assert href not in [s['Secret href']
+                        for s in openstack(state, 'secret', 'list')]
+    proc = clients.openstack(Root(state.root), 'secret', 'get', href)
+    assert proc.returncode != 0 and 'Not Found' in proc.stderr
+
+
+@pytest.fixture
+def kube_api(tmp_path):
+    """The lab's stand-in kube-apiserver on the services' host, TLS with
+    its own CA, answering one bearer token: what Tacker validates a
+    Kubernetes VIM against before storing it."""
+    pki_dir, cluster = tmp_path / 'pki', str(tmp_path / 'cluster')
+    ca, ca_key = pki.make_ca('kubernetes')
+    cert, key = pki.issue(ca, ca_key, 'kube-apiserver', ips=(HOST,))
+    pki.write(str(pki_dir / 'ca.crt'), ca)
+    pki.write(str(pki_dir / 'apiserver.crt'), cert)
+    pki.write(str(pki_dir / 'apiserver.key'), key, private=True)
+    token = secrets.token_urlsafe(24)
+    with store.mutate(cluster) as state:
+        state['cluster']['issued_tokens'] = [token]
+        state['objects']['Namespace'] = [{
+            'apiVersion': 'v1', 'kind': 'Namespace',
+            'metadata': {'name': 'default'}}]
+    port = net.free_port(HOST, 0)
+    pidfile = str(tmp_path / 'apiserver.pid')
+    apiserver.start(sys.executable, HOST, port, str(pki_dir), pidfile,
+                    str(tmp_path / 'apiserver.log'), cluster, 'v1.30.0')
+    try:
+        yield {'auth_url': f'https://{HOST}:{port}', 'bearer_token': token,
+               'ssl_ca_cert': ca.decode(), 'project_name': 'default',
+               'type': 'kubernetes'}
+    finally:
+        apiserver.stop(pidfile)
+
+
+def as_tacker(state: ServicesState, tmp_path) -> dict[str, str]:
+    """The CLI's environment for Tacker's service user (project
+    ``service``, where Tacker keeps its secrets): an owner-only clouds
+    file of its own."""
+    path = tmp_path / 'tacker-clouds.yaml'
+    cloud = {'auth': {'auth_url': f'http://{HOST}:'
+                                  f'{state.ports["keystone"]}/v3',
+                      'username': 'tacker',
+                      'password': state.passwords['keystone_tacker'],
+                      'project_name': 'service',
+                      'user_domain_name': 'Default',
+                      'project_domain_name': 'Default'},
+             'identity_api_version': 3}
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, 'w', encoding='utf-8') as f:
+        yaml.safe_dump({'clouds': {CLOUD_NAME: cloud}}, f)
+    return {'OS_CLIENT_CONFIG_FILE': str(path)}
+
+
+def tackers_secrets(state: ServicesState, env: dict[str, str]) -> set:
+    proc = clients.openstack(Root(state.root), 'secret', 'list', '-f',
+                             'json', env=env)
+    assert proc.returncode == 0, proc.stderr
+    return {s['Secret href'] for s in json.loads(proc.stdout)}
+
+
+def test_tacker_keeps_a_kubernetes_vims_key_in_barbican(
+        tacker_site, kube_api, tmp_path):
+    state = tacker_site
+    root = Root(state.root)
+    vim_file = tmp_path / 'k8s-vim.yaml'
+    fd = os.open(vim_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, 'w', encoding='utf-8') as f:
+        yaml.safe_dump(kube_api, f)
+    tacker_env = as_tacker(state, tmp_path)
+    before = tackers_secrets(state, tacker_env)
+
+    vim = openstack(state, 'vim', 'register', '--config-file',
+                    str(vim_file), 'lab-kubernetes')
+    assert (vim['type'], vim['status'], vim['is_default']) == (
+        'kubernetes', 'ACTIVE', False)
+    assert vim['auth_cred']['key_type'] == 'barbican_key'
+    added = tackers_secrets(state, tacker_env) - before
+    assert len(added) == 1
+    assert 'lab-kubernetes' in [v['Name']
+                                for v in openstack(state, 'vim', 'list')]
+    shown = clients.openstack(root, 'vim', 'show', '-f', 'json',
+                              'lab-kubernetes')
+    assert shown.returncode == 0, shown.stderr
+    assert kube_api['bearer_token'] not in shown.stdout
+    assert json.loads(shown.stdout)['auth_cred']['bearer_token'] == '***'
+    for path in _service_logs(root):
+        with open(path, encoding='utf-8', errors='replace') as f:
+            assert kube_api['bearer_token'] not in f.read(), path
+
+    run_cli(state, 'vim', 'delete', 'lab-kubernetes')
+    assert 'lab-kubernetes' not in [
+        v['Name'] for v in openstack(state, 'vim', 'list')]
+    assert tackers_secrets(state, tacker_env) == before
 
 # A group of nested members that hold no server (the compute API below
 # Heat is not in the lab yet), scaled by two policies. The capacity is a
@@ -354,13 +476,16 @@ def test_down_ends_every_process_and_no_log_holds_a_password(
     logs = _service_logs(root)
     assert {os.path.basename(p) for p in logs} >= {
         'tacker-server.log', 'tacker-conductor.log', 'keystone.log',
-        'glance.log', 'heat-api.log', 'heat-engine.log', 'mariadb.log'}
-    secrets = list(state.passwords.values())
+        'glance.log', 'heat-api.log', 'heat-engine.log', 'mariadb.log',
+        'barbican.log'}
+    # Barbican's key-encryption key is among the generated secrets.
+    assert 'barbican_kek' in state.passwords
+    generated = list(state.passwords.items())
     for path in logs:
         with open(path, encoding='utf-8', errors='replace') as f:
             text = f.read()
-        leaked = [i for i, s in enumerate(secrets) if s in text]
-        assert not leaked, f'{path} holds password(s) #{leaked}'
+        leaked = [name for name, s in generated if s in text]
+        assert not leaked, f'{path} holds {leaked}'
     # The CLI reports what is left: nothing.
     proc = subprocess.run([sys.executable, '-m', 'kubernetes_mgmt.cli',
                            'lab', 'tacker', 'status', '--root', root.path],

@@ -1,6 +1,7 @@
 """The operator's clients (python-openstackclient, python-tackerclient,
-python-heatclient for ``openstack stack``) in their own venv, and the
-clouds.yaml they read (owner-only)."""
+python-heatclient for ``openstack stack``, python-barbicanclient for
+``openstack secret``) in their own venv, and the clouds.yaml they read
+(owner-only)."""
 from __future__ import annotations
 
 import os
@@ -14,7 +15,9 @@ from kubernetes_mgmt_lab.openstack.venvs import Venv
 VENV = Venv('clients', {'python-openstackclient': '10.5.0',
                         'python-tackerclient': '2.6.0',
                         # Released with openstackclient 10.5.0 (2026.2).
-                        'python-heatclient': '5.3.0'})
+                        'python-heatclient': '5.3.0',
+                        # "openstack secret": 2026.2, as Tacker's venv.
+                        'python-barbicanclient': '7.6.0'})
 
 
 def write_clouds(root: Root, keystone_url: str, admin_password: str) -> str:
@@ -38,13 +41,15 @@ def environment(root: Root) -> dict[str, str]:
             'OS_CLOUD': CLOUD_NAME}
 
 
-def openstack(root: Root, *args: str, timeout: float = 120.0
+def openstack(root: Root, *args: str, timeout: float = 120.0,
+              env: dict[str, str] | None = None
               ) -> subprocess.CompletedProcess:
     """Run the ``openstack`` CLI of the clients venv against the root's
-    services (not checked: callers look at the status and stderr)."""
+    services (not checked: callers look at the status and stderr);
+    ``env`` overrides the operator's environment (another clouds file)."""
     env = {'PATH': os.path.dirname(VENV.bin('openstack')) + ':/usr/bin:/bin',
            'HOME': root.of('clients-home'), 'LANG': 'C.UTF-8',
-           **environment(root)}
+           **environment(root), **(env or {})}
     return subprocess.run([VENV.bin('openstack'), *args], env=env,
                           capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL, check=False)

@@ -4,8 +4,6 @@ the stack-user domain that ``OS::Heat::ScalingPolicy`` needs."""
 from __future__ import annotations
 
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 
 from kubernetes_mgmt_lab.errors import LabError
@@ -98,20 +96,9 @@ def start_api(root: Root, port: int) -> int:
          '--processes', str(API_PROCESSES), '--home', VENV.path,
          '--module', 'heat.wsgi.api:application',
          '--pyargv', f'--config-file {conf}'], log)
-    processes.wait_ready('heat-api', pid, lambda: _serves(url(port)), log)
+    processes.wait_ready('heat-api', pid,
+                         lambda: processes.serves(url(port)), log)
     return pid
-
-
-def _serves(api: str) -> bool:
-    """Whether a worker answers (the uwsgi router alone answers 502
-    while the workers load the application)."""
-    try:
-        with urllib.request.urlopen(api + '/', timeout=5):  # noqa: S310
-            return True
-    except urllib.error.HTTPError as exc:
-        return exc.code < 500   # 300: the versions
-    except (OSError, ValueError):
-        return False
 
 
 def start_engine(root: Root, consuming: Callable[[], bool]) -> int:

@@ -69,6 +69,18 @@ def answers(url: str) -> bool:
         return False
 
 
+def serves(url: str) -> bool:
+    """Whether a uwsgi worker answers ``url`` below 500 (the uwsgi router
+    alone answers 502 while the workers load the application)."""
+    try:
+        with urllib.request.urlopen(url + '/', timeout=5):  # noqa: S310
+            return True
+    except urllib.error.HTTPError as exc:
+        return exc.code < 500   # 300: an API's versions
+    except (OSError, ValueError):
+        return False
+
+
 def descendants(pid: int) -> list[int]:
     """``pid``'s children, grandchildren ... (workers a service forked)."""
     parents: dict[int, list[int]] = {}

@@ -10,6 +10,7 @@ from kubernetes_mgmt.redact import get_logger
 from kubernetes_mgmt_lab import net, packages, procs
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.openstack import (
+    barbican,
     catalog,
     clients,
     cloud,
@@ -30,13 +31,15 @@ DEBIAN = {'/usr/sbin/mariadbd': 'mariadb-server',
           '/usr/bin/mariadb-install-db': 'mariadb-server',
           '/usr/sbin/rabbitmq-server': 'rabbitmq-server',
           'runuser': 'util-linux'}
-VENVS = (keystone.VENV, glance.VENV, heat.VENV, tacker.VENV, clients.VENV)
+VENVS = (keystone.VENV, glance.VENV, heat.VENV, barbican.VENV, tacker.VENV,
+         clients.VENV)
 PREFERRED_PORTS = {'mariadb': 13306, 'keystone': 5000,
                    'glance': 9292, 'cloud': 8774, 'heat': 8004,
-                   'tacker': 9890}
+                   'barbican': 9311, 'tacker': 9890}
 # Start order.
 SERVICES = ('mariadb', 'rabbitmq', 'keystone', 'glance', 'cloud',
-            'heat-api', 'heat-engine', 'tacker-server', 'tacker-conductor')
+            'heat-api', 'heat-engine', 'barbican', 'tacker-server',
+            'tacker-conductor')
 
 
 @dataclass
@@ -122,6 +125,7 @@ def _start_all(root: Root, state: ServicesState) -> None:
     state.pids['cloud'] = cloud.start(root, ports['cloud'], project_id)
     state.save()
     _start_heat(root, state, keystone_url)
+    _start_barbican(root, state, keystone_url)
 
     tacker.configure(
         root, ports['tacker'], keystone_url, pw['keystone_tacker'],
@@ -153,6 +157,8 @@ def _catalog(state: ServicesState) -> str:
     ks.service('image', 'glance', glance.url(ports['glance']))
     ks.service('nfv-orchestration', 'tacker', tacker.url(ports['tacker']))
     _heat_identities(ks, state, service, admin)
+    ks.service_user('barbican', pw['keystone_barbican'], service, admin)
+    ks.service('key-manager', 'barbican', barbican.url(ports['barbican']))
     return ks.project('admin')
 
 
@@ -189,10 +195,24 @@ def _start_heat(root: Root, state: ServicesState, keystone_url: str
     state.save()
 
 
+def _start_barbican(root: Root, state: ServicesState, keystone_url: str
+                    ) -> None:
+    """Barbican: where Tacker keeps the key of each Kubernetes VIM's
+    token."""
+    pw, port = state.passwords, state.ports['barbican']
+    barbican.configure(root, port, keystone_url, pw['keystone_barbican'],
+                       pw['barbican_kek'])
+    barbican.setup(root)
+    started = time.monotonic()
+    state.pids['barbican'] = barbican.start(root, port)
+    state.timings['start_barbican'] = round(time.monotonic() - started, 1)
+    state.save()
+
+
 # Stopped together, in this order: the Tacker processes outlive SIGTERM
 # and heat-engine takes 13 to 19 s after it, so their graces overlap.
 STOP_GROUPS = (('tacker-conductor', 'tacker-server', 'heat-engine',
-                'heat-api'), ('cloud',), ('glance',),
+                'heat-api', 'barbican'), ('cloud',), ('glance',),
                ('keystone',), ('rabbitmq',), ('mariadb',))
 
 
@@ -234,6 +254,7 @@ def status(root_path: str) -> list[ServiceStatus]:
             'cloud': cloud.url(ports.get('cloud', 0)),
             'heat-api': heat.endpoint(ports.get('heat', 0)),
             'heat-engine': '-',
+            'barbican': barbican.url(ports.get('barbican', 0)),
             'tacker-server': tacker.url(ports.get('tacker', 0)),
             'tacker-conductor': '-'}
     return [ServiceStatus(name, state.pids.get(name), urls[name],

@@ -2,6 +2,7 @@
 by root only."""
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import os
@@ -14,7 +15,17 @@ from kubernetes_mgmt_lab.openstack.layout import Root
 # Every password the services use; generated once per root.
 PASSWORDS = ('admin', 'mariadb_tacker', 'rabbit_tacker', 'keystone_tacker',
              'keystone_glance', 'mariadb_heat', 'rabbit_heat',
-             'keystone_heat', 'heat_domain_admin', 'vm')
+             'keystone_heat', 'heat_domain_admin', 'vm', 'keystone_barbican')
+
+
+def fernet_key() -> str:
+    """32 random bytes, URL-safe base64: a fernet key."""
+    return base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()
+
+
+# Generated secrets that are keys, not passwords, kept with the passwords
+# (the state file is owner-only): Barbican's key-encryption key.
+KEYS = {'barbican_kek': fernet_key}
 
 
 @dataclass
@@ -48,6 +59,8 @@ class ServicesState:
             state = cls(root=root.path)
         for name in PASSWORDS:
             state.passwords.setdefault(name, secrets.token_urlsafe(18))
+        for name, make in KEYS.items():
+            state.passwords.setdefault(name, make())
         return state
 
     def save(self) -> None:

@@ -63,7 +63,9 @@ def configure(root: Root, port: int, keystone_url: str, password: str,
         # VIM password keys in the root, not /etc/tacker/vim/fernet_keys.
         'vim_keys': {'openstack': os.path.join(base, 'vim_keys'),
                      'use_barbican': 'false'},
-        'k8s_vim': {'use_barbican': 'false'},
+        # Tacker stores a Kubernetes VIM only with Barbican (the key of
+        # its token); found in the catalog as key-manager.
+        'k8s_vim': {'use_barbican': 'true'},
         'keystone_authtoken': conffile.authtoken(keystone_url, NAME,
                                                  password),
         # The plugin's key that signs its stored state, beside tacker.conf.
