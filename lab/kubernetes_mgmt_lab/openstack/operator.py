@@ -88,11 +88,19 @@ class Operator:
     def onboard(self, csar: str) -> tuple[str, str]:
         """``vnf package create`` + ``upload``: (package id, VNFD id)."""
         package_id = self.run('vnf', 'package', 'create')['ID']
+        offset = _log_size(self.root)
         self.run('vnf', 'package', 'upload', '--path', csar, package_id,
                  parse=False)
 
         def onboarded():
             shown = self.run('vnf', 'package', 'show', package_id)
+            if shown['Onboarding State'] == 'CREATED':
+                # Tacker marks UPLOADING before it answers; back to
+                # CREATED means the conductor gave up.
+                lines = ''.join(f'\n  {line}' for line in _conductor_lines(
+                    self.root, offset, package_id)[-10:])
+                raise LabError(f'Tacker did not onboard package '
+                               f'{package_id}:{lines}')
             return shown if shown['Onboarding State'] == 'ONBOARDED' \
                 else None
 
