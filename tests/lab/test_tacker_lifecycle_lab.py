@@ -8,13 +8,18 @@ After each operation the cluster, Tacker's records and Heat must agree.
 The tests run in file order and share the VNFs they create."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import uuid
 from collections import Counter
 from dataclasses import dataclass
 
 import pytest
 
+from kubernetes_mgmt.instance_state import METADATA_KEY
+from kubernetes_mgmt_lab.emulated import inject_fault
+from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.openstack import inspect, tacker
 from kubernetes_mgmt_lab.openstack.layout import Root
 from kubernetes_mgmt_lab.openstack.operator import OperationFailed, Operator
@@ -131,11 +136,13 @@ def test_scale_workers_out_and_in(session, complex_vnf):
 
 def test_scaling_the_masters_is_refused_and_changes_nothing(
         session, complex_vnf):
+    # The sample VNFD gives the master aspect max_scale_level 0, so
+    # Tacker's API refuses before any operation (or our driver) starts.
     before = agree(session, complex_vnf, 3, 2)
-    with pytest.raises(OperationFailed) as failed:
+    ops = session.op.run('vnflcm', 'op', 'list')
+    with pytest.raises(LabError, match='can not scale_out'):
         session.op.scale(complex_vnf, 'SCALE_OUT', 'master_instance')
-    assert 'master' in str(failed.value.op.get('Error'))
-    session.op.fail(failed.value.op['ID'])
+    assert session.op.run('vnflcm', 'op', 'list') == ops
     assert agree(session, complex_vnf, 3, 2) == before
 
 
@@ -173,3 +180,102 @@ def test_terminate_and_delete_complex(session, complex_vnf):
     session.op.run('vnflcm', 'delete', complex_vnf, parse=False)
     assert complex_vnf not in {v['ID'] for v in
                                session.op.run('vnflcm', 'list')}
+
+
+# -- the simple flavour with its storage server ------------------------------
+
+@pytest.fixture(scope='module')
+def simple_vnf(session) -> str:
+    return _instantiated(session, 'simple_kubernetes_pv_param_file.json',
+                         'simple-pv')
+
+
+def test_instantiate_simple_with_storage(session, simple_vnf):
+    vnfcs = agree(session, simple_vnf, 1, 2, storage=True)
+    storage, = of_vdu(vnfcs, STORAGE)
+    exports = inspect.read_in_vm(session.root, storage.lab_host,
+                                 '/etc/exports') or ''
+    for pv in ('pv1', 'pv2', 'pv3'):
+        assert f'/volume/nfs/{pv} ' in exports
+    pvs = inspect.cluster(session.root).pvs()
+    assert len(pvs) == 3
+    assert {pv['spec']['nfs']['server'] for pv in pvs} == {storage.ip}
+
+
+def test_healing_the_only_master_is_refused(session, simple_vnf):
+    before = agree(session, simple_vnf, 1, 2, storage=True)
+    master, = of_vdu(before, MASTER)
+    with pytest.raises(OperationFailed) as failed:
+        session.op.heal(simple_vnf, (master.id,))
+    assert 'master' in str(failed.value.op.get('Error'))
+    session.op.fail(failed.value.op['ID'])
+    assert agree(session, simple_vnf, 1, 2, storage=True) == before
+
+
+def test_terminate_is_refused_while_a_cnf_uses_the_cluster(session,
+                                                           simple_vnf):
+    shown = session.op.show(simple_vnf)
+    kube_vim = next(c['vimId'] for c in shown['VIM Connection Info']
+                    if c['vimType'] == 'kubernetes')
+    # A stand-in CNF: a VNF instance whose VIM connection is the cluster.
+    cnf = session.op.create(session.vnfd_id, name='cnf-stand-in')
+    update = session.root.of('requests', 'cnf-stand-in-update.json')
+    with open(update, 'w', encoding='utf-8') as f:
+        json.dump({'vimConnectionInfo': [{
+            'id': str(uuid.uuid4()), 'vimId': kube_vim,
+            'vimType': 'kubernetes'}]}, f)
+    session.op.run('vnflcm', 'update', cnf, '--I', update, parse=False)
+    before = agree(session, simple_vnf, 1, 2, storage=True)
+    with pytest.raises(OperationFailed) as failed:
+        session.op.terminate(simple_vnf)
+    assert cnf in str(failed.value.op.get('Error'))
+    session.op.fail(failed.value.op['ID'])
+    assert agree(session, simple_vnf, 1, 2, storage=True) == before
+    session.op.run('vnflcm', 'delete', cnf, parse=False)
+    session.op.terminate(simple_vnf)
+    session.op.run('vnflcm', 'delete', simple_vnf, parse=False)
+
+
+# -- failure, retry and rollback through Tacker ------------------------------
+
+def _fail_next_join(s: Session) -> None:
+    inject_fault(inspect.cluster_dir(s.root), '*', 'kubeadm join',
+                 'injected: the join was refused', times=1)
+
+
+def test_a_failed_worker_join_is_retried_to_completion(session):
+    _fail_next_join(session)
+    vnf_id = session.op.create(session.vnfd_id, name='retried')
+    request = session.op.request_file(
+        os.path.join(REQUESTS, 'simple_kubernetes_param_file.json'),
+        session.vim_id, 'retried')
+    with pytest.raises(OperationFailed) as failed:
+        session.op.instantiate(vnf_id, request)
+    assert failed.value.state == 'FAILED_TEMP'
+    error = str(failed.value.op.get('Error'))
+    assert 'join' in error and 'injected' in error
+    assert session.op.retry(failed.value.op['ID'])['Operation State'] == \
+        'COMPLETED'
+    agree(session, vnf_id, 1, 2)
+    session.op.terminate(vnf_id)
+    session.op.run('vnflcm', 'delete', vnf_id, parse=False)
+
+
+def test_rollback_of_a_failed_instantiate_leaves_nothing(session):
+    _fail_next_join(session)
+    vnf_id = session.op.create(session.vnfd_id, name='rolled-back')
+    request = session.op.request_file(
+        os.path.join(REQUESTS, 'simple_kubernetes_param_file.json'),
+        session.vim_id, 'rolled-back')
+    with pytest.raises(OperationFailed) as failed:
+        session.op.instantiate(vnf_id, request)
+    op = session.op.rollback(failed.value.op['ID'])
+    assert op['Operation State'] == 'ROLLED_BACK'
+    shown = session.op.show(vnf_id)
+    assert shown['Instantiation State'] == 'NOT_INSTANTIATED'
+    assert METADATA_KEY not in (shown.get('metadata') or {})
+    assert 'kubernetes_vim' not in {v['Name'] for v in
+                                    session.op.run('vim', 'list')}
+    stacks = {st['Stack Name'] for st in session.op.run('stack', 'list')}
+    assert f'vnflcm_{vnf_id}' not in stacks
+    session.op.run('vnflcm', 'delete', vnf_id, parse=False)

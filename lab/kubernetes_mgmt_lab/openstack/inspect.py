@@ -47,9 +47,14 @@ def vnfcs(root: Root, shown: dict) -> list[Vnfc]:
     return found
 
 
-def cluster(root: Root) -> ClusterView:
+def cluster_dir(root: Root) -> str:
+    """Where the lab cloud's emulated Kubernetes keeps its state."""
     state = lab_state.load(lab_state.state_path(cloud.lab_root(root)))
-    return ClusterView(state.cluster_dir)
+    return state.cluster_dir
+
+
+def cluster(root: Root) -> ClusterView:
+    return ClusterView(cluster_dir(root))
 
 
 def node_ips(view: ClusterView) -> dict[str, str]:
