@@ -12,9 +12,6 @@ Emulated: the Kubernetes binaries (the API stand-in checks tokens).
 from __future__ import annotations
 
 import json
-import ssl
-import urllib.error
-import urllib.request
 
 import pytest
 
@@ -24,7 +21,11 @@ from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.topology.model import Role
 from kubernetes_mgmt_lab import driving
 from kubernetes_mgmt_lab.emulated import ClusterView
-from kubernetes_mgmt_lab.testing import throwaway_lab, unavailable_reason
+from kubernetes_mgmt_lab.testing import (
+    api_status,
+    throwaway_lab,
+    unavailable_reason,
+)
 
 pytestmark = pytest.mark.lab
 
@@ -40,22 +41,6 @@ def registered_vims(lab) -> list[dict]:
     """The VIMs of the lab's file registry, token and CA included."""
     with open(lab.vim_registry_file, encoding='utf-8') as f:
         return json.load(f)['vims']
-
-
-def api_status(vim: dict, token: str) -> int:
-    """HTTP status of an authenticated GET on the VIM's API server,
-    trusting only the VIM's CA."""
-    context = ssl.create_default_context(cadata=vim['ssl_ca_cert'])
-    context.check_hostname = False
-    request = urllib.request.Request(  # noqa: S310 - https only
-        f"{vim['auth_url']}/api/v1/nodes",
-        headers={'Authorization': f'Bearer {token}'})
-    try:
-        with urllib.request.urlopen(request, context=context,  # noqa: S310
-                                    timeout=10) as reply:
-            return reply.status
-    except urllib.error.HTTPError as exc:
-        return exc.code
 
 
 def instantiate(lab):

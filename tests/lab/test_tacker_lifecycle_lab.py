@@ -23,6 +23,7 @@ from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.openstack import inspect, tacker
 from kubernetes_mgmt_lab.openstack.layout import Root
 from kubernetes_mgmt_lab.openstack.operator import OperationFailed, Operator
+from kubernetes_mgmt_lab.testing import api_status
 
 pytestmark = pytest.mark.lab
 
@@ -81,7 +82,8 @@ def agree(s: Session, vnf_id: str, masters: int, workers: int,
     assert counts == Counter({MASTER: masters, WORKER: workers,
                               **({STORAGE: 1} if storage else {})})
     assert all(v.lab_host for v in vnfcs), vnfcs    # a VM behind each
-    view = inspect.cluster(s.root)
+    lab, = {v.lab for v in vnfcs}                    # on one network
+    view = inspect.cluster(s.root, lab)
     nodes = inspect.node_ips(view)
     assert sorted(nodes.values()) == sorted(
         v.ip for v in vnfcs if v.vdu in (MASTER, WORKER))
@@ -91,7 +93,7 @@ def agree(s: Session, vnf_id: str, masters: int, workers: int,
     if masters > 1:
         for vnfc in vnfcs:
             if vnfc.vdu == MASTER:
-                cfg = inspect.read_in_vm(s.root, vnfc.lab_host,
+                cfg = inspect.read_in_vm(s.root, vnfc,
                                          '/etc/haproxy/haproxy.cfg')
                 assert all(f'{ip}:6443' in cfg for ip in master_ips)
     _vim_agrees(s, shown)
@@ -193,7 +195,7 @@ def simple_vnf(session) -> str:
 def test_instantiate_simple_with_storage(session, simple_vnf):
     vnfcs = agree(session, simple_vnf, 1, 2, storage=True)
     storage, = of_vdu(vnfcs, STORAGE)
-    exports = inspect.read_in_vm(session.root, storage.lab_host,
+    exports = inspect.read_in_vm(session.root, storage,
                                  '/etc/exports') or ''
     for pv in ('pv1', 'pv2', 'pv3'):
         assert f'/volume/nfs/{pv} ' in exports
@@ -279,3 +281,58 @@ def test_rollback_of_a_failed_instantiate_leaves_nothing(session):
     stacks = {st['Stack Name'] for st in session.op.run('stack', 'list')}
     assert f'vnflcm_{vnf_id}' not in stacks
     session.op.run('vnflcm', 'delete', vnf_id, parse=False)
+
+
+# -- one conductor, two VNFs ----------------------------------------------
+
+def _pair_request(s: Session, name: str, network: int) -> str:
+    def own_vim(body: dict) -> None:
+        body['additionalParams']['k8s_cluster_installation_param'][
+            'vim_name'] = f'vim-{name}'
+    return s.op.request_file(
+        os.path.join(REQUESTS, 'simple_kubernetes_param_file.json'),
+        s.vim_id, name, changes=own_vim, network=network)
+
+
+def _kube_vim(s: Session, vnf_id: str) -> str:
+    return next(c['vimId'] for c in s.op.show(vnf_id)['VIM Connection Info']
+                if c['vimType'] == 'kubernetes')
+
+
+def test_one_conductor_runs_two_vnfs_at_once(session):
+    s = session
+    vnfs = [s.op.create(s.vnfd_id, name=f'pair-{i}') for i in range(2)]
+    # Each on its own network: the lab's emulated Kubernetes of one
+    # network is one cluster.
+    ops = [s.op.instantiate(v, _pair_request(s, f'pair-{i}', i), wait=False)
+           for i, v in enumerate(vnfs)]
+    for op in ops:
+        s.op.wait(op['ID'])
+    for vnf in vnfs:
+        agree(s, vnf, 1, 2)
+    worker = of_vdu(inspect.vnfcs(s.root, s.op.show(vnfs[1])), WORKER)[0]
+    ops = [s.op.scale(vnfs[0], 'SCALE_OUT', 'worker_instance', wait=False),
+           s.op.heal(vnfs[1], (worker.id,), wait=False)]
+    for op in ops:
+        s.op.wait(op['ID'])
+    agree(s, vnfs[0], 1, 3)
+    agree(s, vnfs[1], 1, 2)
+    auths = [tacker.vim_auth(s.root, _kube_vim(s, v)) for v in vnfs]
+    for mine, other in (auths, auths[::-1]):
+        assert api_status(mine, mine['bearer_token']) == 200
+        assert api_status(mine, other['bearer_token']) == 401
+    secrets = [a['bearer_token'] for a in auths] + list(
+        tacker_secrets(s.root))
+    for log in ('tacker-conductor', 'heat-engine', 'heat-api', 'cloud'):
+        with open(s.root.log(log), encoding='utf-8', errors='replace') as f:
+            text = f.read()
+        leaked = [i for i, secret in enumerate(secrets) if secret in text]
+        assert not leaked, f'{log}.log holds secret(s) #{leaked}'
+    for vnf in vnfs:
+        s.op.terminate(vnf)
+        s.op.run('vnflcm', 'delete', vnf, parse=False)
+
+
+def tacker_secrets(root: Root) -> list[str]:
+    from kubernetes_mgmt_lab.openstack.state import ServicesState
+    return list(ServicesState.load(root).passwords.values())

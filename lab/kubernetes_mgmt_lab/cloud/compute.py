@@ -32,6 +32,8 @@ FLAVORS = {'m1.tiny': ('1', 1, 512, 1), 'm1.small': ('2', 1, 2048, 20),
            'm1.xlarge': ('5', 8, 16384, 160)}
 NO_VALID_HOST = ('No valid host was found. There are not enough hosts '
                  'available.')
+# Kept with a server, never shown: the lab VM behind it and its network.
+HIDDEN = ('flavor_name', 'lab_host', 'lab_network')
 AFFINITY_POLICIES = ('affinity', 'anti-affinity', 'soft-affinity',
                      'soft-anti-affinity')
 
@@ -59,7 +61,7 @@ class Compute:
     """Handlers of the compute API."""
 
     def __init__(self, records: Records, network: Network,
-                 machines: Machines, compute_hosts: list[str],
+                 machines: dict[str, Machines], compute_hosts: list[str],
                  project_id: str, user_id: str = 'lab'):
         self.records, self.network, self.machines = (records, network,
                                                      machines)
@@ -255,7 +257,7 @@ class Compute:
                                 body.get('security_groups') or []]
             or [{'name': 'default'}],
             'tags': [], 'locked': False, 'description': None,
-            'lab_host': None}
+            'lab_host': None, 'lab_network': None}
 
     def _ports(self, body: dict) -> list[str]:
         ports = []
@@ -303,14 +305,15 @@ class Compute:
         try:
             compute_host = self._schedule(server_id, group_id)
             ip = ports[0]['fixed_ips'][0]['ip_address']
-            name = self.machines.boot(server_id, ip, compute_host, ZONE,
-                                      disks)
+            machines = self.machines[ports[0]['network_id']]
+            name = machines.boot(server_id, ip, compute_host, ZONE, disks)
         except Exception as exc:
             LOG.warning('cloud: server %s failed to boot: %s', server_id,
                         exc)
             self._fail(server_id, exc)
             return
-        self._activate(server_id, name, compute_host, ports, disks)
+        self._activate(server_id, name, ports[0]['network_id'],
+                       compute_host, ports, disks)
 
     def _schedule(self, server_id: str, group_id: str | None) -> str:
         """The compute host, as Nova's filters would choose it."""
@@ -346,8 +349,9 @@ class Compute:
                            'fault': {'code': 500, 'message': message,
                                      'created': now()}})
 
-    def _activate(self, server_id: str, name: str, compute_host: str,
-                  ports: list[dict], disks: list[Disk]) -> None:
+    def _activate(self, server_id: str, name: str, network_id: str,
+                  compute_host: str, ports: list[dict],
+                  disks: list[Disk]) -> None:
         addresses: dict[str, list[dict]] = {}
         for port in ports:
             net = self.records.get('networks', port['network_id'])
@@ -358,12 +362,14 @@ class Compute:
                 for ip in port['fixed_ips'])
         with self.records.changing() as data:
             server = data['servers'].get(server_id)
+            machines = self.machines[network_id]
             if server is None:      # deleted while it booted
-                self._spawn(lambda: self.machines.destroy(name))
+                self._spawn(lambda: machines.destroy(name))
                 return
             server.update({
                 'status': 'ACTIVE', 'updated': now(), 'progress': 100,
                 'addresses': addresses, 'lab_host': name,
+                'lab_network': network_id,
                 'hostId': compute_host, 'OS-EXT-SRV-ATTR:host': compute_host,
                 'OS-EXT-SRV-ATTR:hypervisor_hostname': compute_host,
                 'OS-EXT-SRV-ATTR:instance_name': name,
@@ -403,7 +409,7 @@ class Compute:
 
     def _shown(self, server: dict, call: Call) -> dict:
         shown = {k: v for k, v in server.items()
-                 if k not in ('flavor_name', 'lab_host')}
+                 if k not in HIDDEN}
         flavor = self._flavor(server['flavor_name'], call.base_url)
         if microversion(call) >= (2, 47):
             shown['flavor'] = {'original_name': flavor['name'],
@@ -498,7 +504,8 @@ class Compute:
             return
         try:
             if server['lab_host']:
-                self.machines.destroy(server['lab_host'])
+                self.machines[server['lab_network']].destroy(
+                    server['lab_host'])
         except Exception as exc:
             LOG.warning('cloud: removing server %s failed: %s', server_id,
                         exc)

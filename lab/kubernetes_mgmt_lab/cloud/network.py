@@ -17,7 +17,8 @@ from kubernetes_mgmt_lab.cloud.api import (
 from kubernetes_mgmt_lab.cloud.records import Records
 from kubernetes_mgmt_lab.net import AddressPlan
 
-NETWORK_NAME = 'lab-net'
+# One network per lab (bridge): its VMs and emulated Kubernetes clusters.
+NETWORK_NAMES = ('lab-net', 'lab-net-2')
 # What Heat asks for by alias (has_extension) and a site has.
 EXTENSIONS = ('allowed-address-pairs', 'binding', 'extra_dhcp_opt',
               'port-security', 'security-group', 'standard-attr-description',
@@ -38,30 +39,30 @@ def _missing(kind: str, ident: str) -> ApiError:
 class Network:
     """Handlers of the network API over ``records``."""
 
-    def __init__(self, records: Records, subnet: str, project_id: str):
+    def __init__(self, records: Records, project_id: str):
         self.records = records
-        self.plan = AddressPlan.parse(subnet)
         self.project_id = project_id
 
     # -- setup --------------------------------------------------------------
 
-    def ensure_lab_network(self) -> dict:
-        """The network (and subnet) every port of the lab is on."""
+    def ensure_lab_network(self, name: str, subnet: str) -> dict:
+        """The network (and subnet) of one lab's bridge."""
         for net in self.records.all('networks'):
-            if net['name'] == NETWORK_NAME:
+            if net['name'] == name:
                 return net
+        plan = AddressPlan.parse(subnet)
         net_id, subnet_id = new_id(), new_id()
-        cidr = str(self.plan.subnet)
         with self.records.changing() as data:
             data['subnets'][subnet_id] = self._stamp({
-                'id': subnet_id, 'name': f'{NETWORK_NAME}-subnet',
-                'network_id': net_id, 'cidr': cidr, 'ip_version': 4,
-                'gateway_ip': self.plan.gateway, 'enable_dhcp': False,
-                'allocation_pools': [{'start': str(self.plan.subnet[11]),
-                                      'end': str(self.plan.subnet[-2])}],
+                'id': subnet_id, 'name': f'{name}-subnet',
+                'network_id': net_id, 'cidr': str(plan.subnet),
+                'ip_version': 4, 'gateway_ip': plan.gateway,
+                'enable_dhcp': False,
+                'allocation_pools': [{'start': str(plan.subnet[11]),
+                                      'end': str(plan.subnet[-2])}],
                 'dns_nameservers': [], 'host_routes': []})
             data['networks'][net_id] = self._stamp({
-                'id': net_id, 'name': NETWORK_NAME, 'status': 'ACTIVE',
+                'id': net_id, 'name': name, 'status': 'ACTIVE',
                 'admin_state_up': True, 'shared': False,
                 'subnets': [subnet_id], 'mtu': 1500,
                 'router:external': False, 'port_security_enabled': True,
@@ -151,7 +152,7 @@ class Network:
             self._get('security_groups', group)
         with self.records.changing() as data:
             port_id = new_id()
-            ip = self._address(data, body.get('fixed_ips'))
+            ip = self._address(data, network, body.get('fixed_ips'))
             port = self._stamp({
                 'id': port_id, 'network_id': network['id'],
                 'name': '', 'admin_state_up': True, 'status': 'DOWN',
@@ -169,14 +170,16 @@ class Network:
             data['ports'][port_id] = port
         return Reply(201, {'port': port})
 
-    def _address(self, data: dict, fixed: list | None) -> str:
+    def _address(self, data: dict, network: dict,
+                 fixed: list | None) -> str:
+        plan = self.plan_of(network)
         used = {ip['ip_address'] for p in data['ports'].values()
                 for ip in p['fixed_ips']}
         wanted = [f.get('ip_address') for f in fixed or []
                   if f.get('ip_address')]
         if wanted:
             ip = wanted[0]
-            if ipaddress.ip_address(ip) not in self.plan.subnet:
+            if ipaddress.ip_address(ip) not in plan.subnet:
                 raise ApiError(400, 'InvalidIpForSubnet',
                                f'IP address {ip} is not a valid IP for the '
                                'specified subnet.')
@@ -186,11 +189,15 @@ class Network:
                                'subnet.')
             return ip
         try:
-            return self.plan.allocate(used)
+            return plan.allocate(used)
         except Exception as exc:
             raise ApiError(409, 'IpAddressGenerationFailure',
                            'No more IP addresses available on network.'
                            ) from exc
+
+    def plan_of(self, network: dict) -> AddressPlan:
+        subnet = self.records.get('subnets', network['subnets'][0])
+        return AddressPlan.parse(subnet['cidr'])
 
     @staticmethod
     def _mac(data: dict) -> str:

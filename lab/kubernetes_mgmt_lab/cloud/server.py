@@ -2,16 +2,15 @@
 path prefix (``/compute``, ``/network``, ``/volume``) as devstack lays
 them out; errors in each service's own body format.
 
-Run it with ``python -m kubernetes_mgmt_lab.cloud.server --lab-root ROOT
---listen IP:PORT --project-id ID``; tests start it in a thread with
-:func:`start`.
+Run it with ``python -m kubernetes_mgmt_lab.cloud.server --records FILE
+--lab ROOT [--lab ROOT2] --listen IP:PORT --project-id ID``; tests start
+it in a thread with :func:`start`.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import logging
-import os
 import sys
 import threading
 import time
@@ -23,27 +22,31 @@ from kubernetes_mgmt_lab import state as lab_state
 from kubernetes_mgmt_lab.cloud.api import ApiError, Call, Reply, dispatch
 from kubernetes_mgmt_lab.cloud.compute import Compute
 from kubernetes_mgmt_lab.cloud.machines import Machines
-from kubernetes_mgmt_lab.cloud.network import Network
+from kubernetes_mgmt_lab.cloud.network import NETWORK_NAMES, Network
 from kubernetes_mgmt_lab.cloud.records import Records
 from kubernetes_mgmt_lab.cloud.volume import Volume
 from kubernetes_mgmt_lab.net import listen_address, serve_until_stopped
 
 LOG = redact.get_logger(__name__)
-RECORDS_FILE = 'cloud.json'
 SERVICES = ('compute', 'network', 'volume')
 
 
 class Cloud:
-    """The three services over one set of records."""
+    """The three services over one set of records; network i is lab i's
+    bridge, and its servers are that lab's VMs."""
 
-    def __init__(self, lab_root: str, project_id: str):
-        state = lab_state.load(lab_state.state_path(lab_root))
-        self.records = Records(os.path.join(lab_root, RECORDS_FILE))
-        self.network = Network(self.records, state.subnet, project_id)
-        self.network.ensure_lab_network()
-        self.compute = Compute(self.records, self.network,
-                               Machines(lab_root), state.compute_hosts,
-                               project_id)
+    def __init__(self, records_file: str, lab_roots: list[str],
+                 project_id: str):
+        self.records = Records(records_file)
+        self.network = Network(self.records, project_id)
+        machines, compute_hosts = {}, []
+        for name, lab_root in zip(NETWORK_NAMES, lab_roots, strict=False):
+            state = lab_state.load(lab_state.state_path(lab_root))
+            net = self.network.ensure_lab_network(name, state.subnet)
+            machines[net['id']] = Machines(lab_root)
+            compute_hosts = compute_hosts or state.compute_hosts
+        self.compute = Compute(self.records, self.network, machines,
+                               compute_hosts, project_id)
         self.volume = Volume(self.records, project_id)
         self.routes = {'compute': self.compute.routes(),
                        'network': self.network.routes(),
@@ -143,10 +146,10 @@ class _Handler(BaseHTTPRequestHandler):
         pass    # _serve logs one line per request, without headers
 
 
-def start(lab_root: str, project_id: str,
+def start(records_file: str, lab_roots: list[str], project_id: str,
           listen: tuple[str, int] = ('127.0.0.1', 0)) -> CloudServer:
     """Serve in a daemon thread; stop with ``shutdown()``."""
-    server = CloudServer(listen, Cloud(lab_root, project_id))
+    server = CloudServer(listen, Cloud(records_file, lab_roots, project_id))
     threading.Thread(target=server.serve_forever, args=(0.05,),
                      name='lab-cloud', daemon=True).start()
     return server
@@ -156,8 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog='python -m kubernetes_mgmt_lab.cloud.server',
         description="The lab's compute, network and block-storage APIs.")
-    parser.add_argument('--lab-root', required=True,
-                        help="the lab's root directory")
+    parser.add_argument('--records', required=True,
+                        help='the JSON file of the resources')
+    parser.add_argument('--lab', action='append', required=True,
+                        dest='labs', metavar='ROOT',
+                        help='a lab root: its bridge is a network, its '
+                             'VMs are servers (repeat for more networks)')
     parser.add_argument('--listen', required=True, type=listen_address,
                         help='IP:PORT to listen on')
     parser.add_argument('--project-id', required=True,
@@ -165,8 +172,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format='%(asctime)s %(name)s %(message)s')
-    server = CloudServer(args.listen, Cloud(args.lab_root, args.project_id))
-    LOG.info('lab cloud for %s listening on %s', args.lab_root, server.url)
+    server = CloudServer(args.listen, Cloud(args.records, args.labs,
+                                            args.project_id))
+    LOG.info('lab cloud for %s listening on %s', ', '.join(args.labs),
+             server.url)
     return serve_until_stopped(server)
 
 

@@ -1,9 +1,10 @@
 """The compute, network and block-storage APIs below Heat (the lab's
-emulation, ``kubernetes_mgmt_lab.cloud``) as a service of the root: an
-empty lab (bridge, image, site mirror) whose VMs the compute API boots,
-and the API process that serves the three services."""
+emulation, ``kubernetes_mgmt_lab.cloud``) as a service of the root: empty
+labs (bridge, image, site mirror), one per network, whose VMs the compute
+API boots, and the API process that serves the three services."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -11,77 +12,90 @@ import secrets
 
 from kubernetes_mgmt_lab import detached, mirror, net
 from kubernetes_mgmt_lab import state as lab_state
-from kubernetes_mgmt_lab.cloud.network import NETWORK_NAME
-from kubernetes_mgmt_lab.cloud.server import RECORDS_FILE
+from kubernetes_mgmt_lab.cloud.network import NETWORK_NAMES
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.manager import Lab, lab_name_at, teardown
 from kubernetes_mgmt_lab.openstack.layout import HOST, Root
 
 NAME = 'cloud'
 MODULE = 'kubernetes_mgmt_lab.cloud.server'
-LAB_DIR = 'lab'
+RECORDS_FILE = 'cloud.json'
 USERNAME = 'ubuntu'
 # Catalog: service type -> (name, path below the API's URL).
 SERVICES = {'compute': ('nova', '/compute/v2.1'),
             'network': ('neutron', '/network'),
             'volumev3': ('cinderv3', '/volume/v3/%(project_id)s'),
             'block-storage': ('cinder', '/volume/v3/%(project_id)s')}
+# Each network is a lab of its own (bridge, VMs, emulated Kubernetes):
+# clusters on different networks never share emulated state.
+LABS = len(NETWORK_NAMES)
 
 
-def lab_root(root: Root) -> str:
-    return root.of(LAB_DIR)
+def lab_root(root: Root, index: int = 0) -> str:
+    return root.of('lab' if index == 0 else f'lab-{index + 1}')
 
 
-def lab_name(root: Root) -> str:
+def lab_roots(root: Root) -> list[str]:
+    return [lab_root(root, i) for i in range(LABS)]
+
+
+def records_file(root: Root) -> str:
+    return root.of(NAME, RECORDS_FILE)
+
+
+def lab_name(root: Root, index: int = 0) -> str:
     digest = hashlib.sha256(os.path.realpath(root.path).encode())
-    return 'kc' + digest.hexdigest()[:6]
+    return 'kc' + digest.hexdigest()[:5] + str(index)
 
 
 def url(port: int) -> str:
     return f'http://{HOST}:{port}'
 
 
-def free_subnet() -> str:
-    """A /24 that overlaps nothing on this machine (nor a running lab)."""
+def free_subnets(count: int = LABS) -> list[str]:
+    """/24s that overlap nothing on this machine (nor a running lab)."""
     start = secrets.randbelow(100)
+    found = []
     for third in (*range(100 + start, 200), *range(100, 100 + start)):
         plan = net.AddressPlan.parse(f'10.20.{third}.0/24')
         try:
             net.check_subnet_free(plan, bridge='')
         except LabError:
             continue
-        return str(plan.subnet)
-    raise LabError('no free 10.20.x.0/24 subnet for the lab cloud')
+        found.append(str(plan.subnet))
+        if len(found) == count:
+            return found
+    raise LabError('no free 10.20.x.0/24 subnets for the lab cloud')
 
 
-def ensure_lab(root: Root, subnet: str, password: str) -> None:
-    """The empty lab, made once per root (its VMs outlive a restart of
-    the API)."""
-    where = lab_root(root)
-    if os.path.exists(lab_state.state_path(where)):
-        return
-    if lab_name_at(where) is not None:     # a half-made lab: start over
-        teardown(where)
-    Lab.up(masters=0, workers=0, heat=False, root=where,
-           name=lab_name(root), subnet=subnet, username=USERNAME,
-           password=password)
+def ensure_labs(root: Root, subnets: list[str], password: str) -> None:
+    """The empty labs, made once per root (their VMs outlive a restart
+    of the API)."""
+    for index, subnet in enumerate(subnets):
+        where = lab_root(root, index)
+        if os.path.exists(lab_state.state_path(where)):
+            continue
+        if lab_name_at(where) is not None:     # half-made: start over
+            teardown(where)
+        Lab.up(masters=0, workers=0, heat=False, root=where,
+               name=lab_name(root, index), subnet=subnet,
+               username=USERNAME, password=password)
 
 
-def network_id(root: Root) -> str:
-    """The id of the lab's network (extVirtualLinks' resourceId)."""
-    path = os.path.join(lab_root(root), RECORDS_FILE)
-    with open(path, encoding='utf-8') as f:
+def network_id(root: Root, name: str = NETWORK_NAMES[0]) -> str:
+    """The id of a lab network (extVirtualLinks' resourceId)."""
+    with open(records_file(root), encoding='utf-8') as f:
         networks = json.load(f)['networks']
     for network in networks.values():
-        if network['name'] == NETWORK_NAME:
+        if network['name'] == name:
             return network['id']
-    raise LabError(f'the lab cloud of {root.path} has no network '
-                   f'{NETWORK_NAME}')
+    raise LabError(f'the lab cloud of {root.path} has no network {name}')
 
 
 def plugin_options(root: Root) -> dict[str, str]:
-    """``[kubernetes_mgmt]`` options that point the plugin at the lab's
-    site mirror (apt repository and key, CNI manifest)."""
+    """``[kubernetes_mgmt]`` options that point the plugin at the first
+    lab's site mirror (apt repository and key, CNI manifest); the VMs of
+    every lab reach it through the machine."""
     state = lab_state.load(lab_state.state_path(lab_root(root)))
     site = state.mirror_url
     return {'apt_repository_url': f'{site}apt/',
@@ -91,7 +105,9 @@ def plugin_options(root: Root) -> dict[str, str]:
 
 
 def start(root: Root, port: int, project_id: str) -> int:
-    return detached.start(MODULE, ['--lab-root', lab_root(root),
+    os.makedirs(root.service_dir(NAME), exist_ok=True)
+    labs = [a for r in lab_roots(root) for a in ('--lab', r)]
+    return detached.start(MODULE, ['--records', records_file(root), *labs,
                                    '--listen', f'{HOST}:{port}',
                                    '--project-id', project_id],
                           HOST, port, root.log(NAME),
@@ -102,8 +118,11 @@ def stop(pid: int | None) -> None:
     detached.stop(pid, MODULE)
 
 
-def remove_lab(root: Root) -> None:
-    """Every VM, bridge and loop device of the root's lab."""
-    where = lab_root(root)
-    if lab_name_at(where) is not None:
-        teardown(where)
+def remove_labs(root: Root) -> None:
+    """Every VM, bridge and loop device of the root's labs; the cloud's
+    records of them go too."""
+    for where in lab_roots(root):
+        if lab_name_at(where) is not None:
+            teardown(where)
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(records_file(root))

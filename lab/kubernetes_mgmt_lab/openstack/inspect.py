@@ -3,12 +3,10 @@ about one VNF, gathered for checks that they agree."""
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 
 from kubernetes_mgmt_lab import hosts
 from kubernetes_mgmt_lab import state as lab_state
-from kubernetes_mgmt_lab.cloud.server import RECORDS_FILE
 from kubernetes_mgmt_lab.emulated import ClusterView
 from kubernetes_mgmt_lab.openstack import cloud
 from kubernetes_mgmt_lab.openstack.layout import Root
@@ -23,19 +21,30 @@ class Vnfc:
     server_id: str
     ip: str | None
     lab_host: str | None
+    lab: int = 0            # which lab (network) the VM is on
+
+
+def _records(root: Root) -> dict:
+    with open(cloud.records_file(root), encoding='utf-8') as f:
+        return json.load(f)
 
 
 def servers(root: Root) -> dict[str, dict]:
     """The lab cloud's servers by id (Nova's records)."""
-    path = os.path.join(cloud.lab_root(root), RECORDS_FILE)
-    with open(path, encoding='utf-8') as f:
-        return json.load(f)['servers']
+    return _records(root)['servers']
+
+
+def _lab_of_network(root: Root) -> dict[str, int]:
+    names = {n: i for i, n in enumerate(cloud.NETWORK_NAMES)}
+    return {net['id']: names.get(net['name'], 0)
+            for net in _records(root)['networks'].values()}
 
 
 def vnfcs(root: Root, shown: dict) -> list[Vnfc]:
     """The VNFCs of a ``vnflcm show`` output."""
     info = shown.get('Instantiated Vnf Info') or {}
     known = servers(root)
+    labs = _lab_of_network(root)
     found = []
     for vnfc in info.get('vnfcResourceInfo') or []:
         server_id = vnfc['computeResource']['resourceId']
@@ -43,18 +52,19 @@ def vnfcs(root: Root, shown: dict) -> list[Vnfc]:
         ips = [a['addr'] for net in server.get('addresses', {}).values()
                for a in net]
         found.append(Vnfc(vnfc['id'], vnfc['vduId'], server_id,
-                          ips[0] if ips else None, server.get('lab_host')))
+                          ips[0] if ips else None, server.get('lab_host'),
+                          labs.get(server.get('lab_network'), 0)))
     return found
 
 
-def cluster_dir(root: Root) -> str:
-    """Where the lab cloud's emulated Kubernetes keeps its state."""
-    state = lab_state.load(lab_state.state_path(cloud.lab_root(root)))
+def cluster_dir(root: Root, lab: int = 0) -> str:
+    """Where lab ``lab``'s emulated Kubernetes keeps its state."""
+    state = lab_state.load(lab_state.state_path(cloud.lab_root(root, lab)))
     return state.cluster_dir
 
 
-def cluster(root: Root) -> ClusterView:
-    return ClusterView(cluster_dir(root))
+def cluster(root: Root, lab: int = 0) -> ClusterView:
+    return ClusterView(cluster_dir(root, lab))
 
 
 def node_ips(view: ClusterView) -> dict[str, str]:
@@ -67,11 +77,12 @@ def node_ips(view: ClusterView) -> dict[str, str]:
     return found
 
 
-def read_in_vm(root: Root, lab_host: str, path: str) -> str | None:
-    """A file inside a lab VM (its private disk)."""
-    state = lab_state.load(lab_state.state_path(cloud.lab_root(root)))
+def read_in_vm(root: Root, vnfc: Vnfc, path: str) -> str | None:
+    """A file inside the VNFC's lab VM (its private disk)."""
+    state = lab_state.load(lab_state.state_path(cloud.lab_root(root,
+                                                               vnfc.lab)))
     try:
-        with open(hosts.disk_path(state.host(lab_host), path),
+        with open(hosts.disk_path(state.host(vnfc.lab_host), path),
                   encoding='utf-8') as f:
             return f.read()
     except FileNotFoundError:

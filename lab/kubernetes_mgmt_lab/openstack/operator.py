@@ -115,17 +115,19 @@ class Operator:
         return self.run('vnflcm', 'show', vnf_id)
 
     def request_file(self, sample: str, vim_id: str, name: str,
-                     changes: Callable[[dict], None] | None = None) -> str:
+                     changes: Callable[[dict], None] | None = None,
+                     network: int = 0) -> str:
         """A sample request of ``samples/requests`` with the lab's values
         in place of its placeholders, in an owner-only file."""
         with open(sample, encoding='utf-8') as f:
             body = json.load(f)
         state = self.state
         values = {'REPLACE_WITH_OPENSTACK_VIM_ID': vim_id,
-                  'REPLACE_WITH_NETWORK_ID': cloud.network_id(self.root),
+                  'REPLACE_WITH_NETWORK_ID': cloud.network_id(
+                      self.root, cloud.NETWORK_NAMES[network]),
                   'REPLACE_WITH_VM_PASSWORD': state.passwords['vm']}
         body = _substitute(body, values)
-        _set_subnet(body, state.subnet)
+        _set_subnet(body, state.subnets[network])
         if changes is not None:
             changes(body)
         path = self.root.of('requests', f'{name}.json')

@@ -119,9 +119,9 @@ def _start_all(root: Root, state: ServicesState) -> None:
     state.pids['glance'] = glance.start(root, ports['glance'])
     state.save()
 
-    state.subnet = state.subnet or cloud.free_subnet()
+    state.subnets = state.subnets or cloud.free_subnets()
     state.save()
-    cloud.ensure_lab(root, state.subnet, pw['vm'])
+    cloud.ensure_labs(root, state.subnets, pw['vm'])
     state.pids['cloud'] = cloud.start(root, ports['cloud'], project_id)
     state.save()
     _start_heat(root, state, keystone_url)
@@ -233,7 +233,7 @@ def down(root_path: str) -> list[str]:
             del state.pids[name]
         state.save()
     # The VMs are processes too; Tacker's records of them stay.
-    cloud.remove_lab(root)
+    cloud.remove_labs(root)
     # A worker whose parent died early still names a file of the root.
     leftovers = procs.find(root=root.path)
     if leftovers:

@@ -35,7 +35,7 @@ class ServicesState:
     pids: dict[str, int] = field(default_factory=dict)
     passwords: dict[str, str] = field(default_factory=dict)
     epmd_pid: int | None = None
-    subnet: str = ''            # the lab cloud's network, chosen once
+    subnets: list[str] = field(default_factory=list)  # lab networks
     timings: dict[str, float] = field(default_factory=dict)
 
     @classmethod

@@ -3,9 +3,11 @@ README tells operators: tacker-server and one long-lived
 tacker-conductor, on MariaDB and RabbitMQ."""
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 
+from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.openstack import conffile, processes
 from kubernetes_mgmt_lab.openstack.layout import HOST, Root
 from kubernetes_mgmt_lab.openstack.venvs import Venv
@@ -119,3 +121,29 @@ def loaded_drivers(log_path: str, offset: int = 0) -> str | None:
         if MGMT_LOG_LINE in line:
             return line
     return None
+
+
+# Run in Tacker's venv: Tacker's own VimClient decrypts a VIM's
+# credentials (the key from Barbican) as the conductor does for a CNF.
+_VIM_AUTH = '''
+import json, sys
+from tacker import context, objects
+from tacker.common import config
+from tacker.vnfm import vim_client
+config.init(['--config-file', sys.argv[1]])
+objects.register_all()
+vim = vim_client.VimClient().get_vim(context.get_admin_context(),
+                                     sys.argv[2])
+json.dump(vim['vim_auth'], sys.stdout)
+'''
+
+
+def vim_auth(root: Root, vim_id: str) -> dict:
+    """A VIM's decrypted credentials, as Tacker hands them to an infra
+    driver (for tests: they go to the caller, never to a log)."""
+    proc = run([VENV.bin('python'), '-c', _VIM_AUTH, conf_path(root),
+                vim_id], timeout=120, check=False)
+    if proc.returncode != 0:
+        raise LabError(f'Tacker could not read VIM {vim_id}: '
+                       f'{proc.stderr.strip()[-500:]}')
+    return json.loads(proc.stdout)
