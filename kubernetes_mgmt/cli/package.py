@@ -42,6 +42,12 @@ def _register_build(sub: Any) -> None:
                        help='VM image for the masters and workers (an '
                             'Ubuntu cloud image); without it a placeholder '
                             'that cannot boot is packed')
+    build.add_argument('--source', type=Path, metavar='DIR',
+                       help='package source to build from, laid out as the '
+                            'sample (TOSCA-Metadata/, Definitions/, '
+                            'BaseHOT/, UserData/, Files/): your own '
+                            'templates (default: the sample shipped with '
+                            'the plugin)')
     build.add_argument('--sol001-dir', type=Path, metavar='DIR',
                        help='directory with etsi_nfv_sol001_common_types.'
                             'yaml and etsi_nfv_sol001_vnfd_types.yaml '
@@ -76,7 +82,7 @@ def _build(args: argparse.Namespace) -> int:
         build,
     )
     options = BuildOptions(output=args.output, image=args.image,
-                           sol001_dir=args.sol001_dir)
+                           sol001_dir=args.sol001_dir, source=args.source)
     try:
         report = build(options)
     except BuildError as exc:

@@ -33,6 +33,9 @@ class BuildOptions:
     image: Path | None = None
     sol001_dir: Path | None = None
     cache_dir: Path | None = None       # for the SOL001 download
+    # A package source laid out as the sample (Definitions/, BaseHOT/,
+    # ...), e.g. an operator's own templates; default: the sample.
+    source: Path | None = None
 
 
 @dataclass
@@ -71,7 +74,7 @@ class BuildReport:
 
 def build(options: BuildOptions) -> BuildReport:
     output = _output_path(options.output)
-    sample = _sample_dir()
+    sample = _sample_dir(options.source)
     try:
         types = sol001.locate(options.sol001_dir, options.cache_dir)
         image = (images.from_file(options.image) if options.image
@@ -127,7 +130,13 @@ def _output_path(output: Path) -> Path:
     return output
 
 
-def _sample_dir() -> Path:
+def _sample_dir(source: Path | None = None) -> Path:
+    if source is not None:
+        meta = source / layout.TOSCA_META
+        if not meta.is_file():
+            raise BuildError(f'{source} is not a VNF package source: it has '
+                             f'no {layout.TOSCA_META}')
+        return source
     try:
         return layout.sample_package_dir()
     except FileNotFoundError as exc:

@@ -18,11 +18,13 @@ from dataclasses import dataclass
 import pytest
 
 from kubernetes_mgmt.instance_state import METADATA_KEY
+from kubernetes_mgmt.vnf_package.layout import sample_package_dir
 from kubernetes_mgmt_lab.emulated import inject_fault
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.openstack import inspect, tacker
 from kubernetes_mgmt_lab.openstack.layout import Root
 from kubernetes_mgmt_lab.openstack.operator import OperationFailed, Operator
+from kubernetes_mgmt_lab.renamed import renamed_package, renamed_request
 from kubernetes_mgmt_lab.testing import api_status
 
 pytestmark = pytest.mark.lab
@@ -70,7 +72,8 @@ def _instantiated(s: Session, sample: str, name: str) -> str:
 # -- agreement of cluster, Tacker and Heat ------------------------------------
 
 def agree(s: Session, vnf_id: str, masters: int, workers: int,
-          storage: bool = False) -> list[inspect.Vnfc]:
+          storage: bool = False,
+          vdus: tuple[str, str] = (MASTER, WORKER)) -> list[inspect.Vnfc]:
     """The cluster has exactly the VNF's masters and workers as Ready
     nodes, with one etcd member per master and every master behind each
     HAProxy; Tacker records the VNFCs and the cluster's VIM; Heat holds
@@ -79,20 +82,21 @@ def agree(s: Session, vnf_id: str, masters: int, workers: int,
     assert shown['Instantiation State'] == 'INSTANTIATED'
     vnfcs = inspect.vnfcs(s.root, shown)
     counts = Counter(v.vdu for v in vnfcs)
-    assert counts == Counter({MASTER: masters, WORKER: workers,
+    master_vdu, worker_vdu = vdus
+    assert counts == Counter({master_vdu: masters, worker_vdu: workers,
                               **({STORAGE: 1} if storage else {})})
     assert all(v.lab_host for v in vnfcs), vnfcs    # a VM behind each
     lab, = {v.lab for v in vnfcs}                    # on one network
     view = inspect.cluster(s.root, lab)
     nodes = inspect.node_ips(view)
     assert sorted(nodes.values()) == sorted(
-        v.ip for v in vnfcs if v.vdu in (MASTER, WORKER))
+        v.ip for v in vnfcs if v.vdu in vdus)
     assert all(view.node_ready(n) for n in nodes)
-    master_ips = {v.ip for v in vnfcs if v.vdu == MASTER}
+    master_ips = {v.ip for v in vnfcs if v.vdu == master_vdu}
     assert len(view.etcd_members()) == masters
     if masters > 1:
         for vnfc in vnfcs:
-            if vnfc.vdu == MASTER:
+            if vnfc.vdu == master_vdu:
                 cfg = inspect.read_in_vm(s.root, vnfc,
                                          '/etc/haproxy/haproxy.cfg')
                 assert all(f'{ip}:6443' in cfg for ip in master_ips)
@@ -336,3 +340,49 @@ def test_one_conductor_runs_two_vnfs_at_once(session):
 def tacker_secrets(root: Root) -> list[str]:
     from kubernetes_mgmt_lab.openstack.state import ServicesState
     return list(ServicesState.load(root).passwords.values())
+
+
+
+# -- a package with other names -------------------------------------------
+
+def test_a_package_with_other_names_works_the_same(session, tmp_path):
+    s = session
+    source = tmp_path / 'renamed'
+    vnfd_id = renamed_package(sample_package_dir(), source)
+    csar = s.root.of('renamed.zip')
+    subprocess.run([tacker.VENV.bin('kubernetes-mgmt'), 'package', 'build',
+                    '--source', str(source), '-o', csar], check=True,
+                   capture_output=True)
+    package_id, onboarded = s.op.onboard(csar)
+    assert onboarded == vnfd_id
+    vnf = s.op.create(vnfd_id, name='renamed')
+
+    def renamed(body: dict) -> None:
+        body.update(renamed_request(body))
+        body['additionalParams']['k8s_cluster_installation_param'][
+            'vim_name'] = 'vim-renamed'
+
+    request = s.op.request_file(
+        os.path.join(REQUESTS, 'simple_kubernetes_param_file.json'),
+        s.vim_id, 'renamed', changes=renamed)
+    s.op.instantiate(vnf, request)
+    names = ('cpNode', 'wkNode')
+    agree(s, vnf, 1, 2, vdus=names)
+    s.op.scale(vnf, 'SCALE_OUT', 'wk_group')
+    agree(s, vnf, 1, 3, vdus=names)
+    s.op.terminate(vnf)
+    s.op.run('vnflcm', 'delete', vnf, parse=False)
+    delete_package(s, package_id)
+
+
+def delete_package(s: Session, package_id: str) -> None:
+    s.op.run('vnf', 'package', 'update', '--operational-state', 'DISABLED',
+             package_id)
+    s.op.run('vnf', 'package', 'delete', package_id, parse=False)
+    assert package_id not in {p['Id'] for p in
+                              s.op.run('vnf', 'package', 'list')}
+
+
+def test_the_package_is_deleted_once_no_vnf_uses_it(session):
+    # Last: every VNF of the sample package was deleted above.
+    delete_package(session, session.package_id)

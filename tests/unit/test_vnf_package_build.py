@@ -280,3 +280,37 @@ def test_pv_manifests_are_packed_and_hashed(built_package):
         assert files[name] == (sample / name).read_bytes()
         assert listed[name].hash == hashlib.sha256(files[name]).hexdigest()
         assert listed[name].content_type == 'application/yaml'
+
+
+def test_a_package_source_with_other_names_builds_and_verifies(
+        capsys, tmp_path, sol001_dir):
+    from kubernetes_mgmt_lab.renamed import RENAMES, renamed_package
+    source = tmp_path / 'mine'
+    vnfd_id = renamed_package(layout.sample_package_dir(), source)
+    output = tmp_path / 'mine.zip'
+    status, out, err = run(capsys, 'build', '-o', str(output), '--source',
+                           str(source), '--sol001-dir', str(sol001_dir))
+    assert (status, err) == (0, '')
+    assert f'sample:        {source}' in out
+    status, out, err = run(capsys, 'verify', str(output))
+    assert (status, err) == (0, ''), out
+    files = members(output)
+    vnfd = files['Definitions/kubernetes_mgmt_top.vnfd.yaml'].decode()
+    assert vnfd_id in vnfd
+    hot = files['BaseHOT/simple/nested/nested_master.yaml'].decode()
+    assert 'cpNode' in hot and 'cp_port' in hot
+    for name in files:
+        if name.startswith(('Definitions/kubernetes_mgmt_df', 'BaseHOT/')):
+            text = files[name].decode()
+            assert not [old for old in RENAMES if old in text], name
+
+
+def test_a_source_that_is_not_a_package_is_refused(capsys, tmp_path,
+                                                   sol001_dir):
+    status, _, err = run(capsys, 'build', '-o', str(tmp_path / 'k.zip'),
+                         '--source', str(tmp_path), '--sol001-dir',
+                         str(sol001_dir))
+    assert status == 1
+    assert err == (f'error: {tmp_path} is not a VNF package source: it '
+                   'has no TOSCA-Metadata/TOSCA.meta\n')
+    assert not (tmp_path / 'k.zip').exists()
