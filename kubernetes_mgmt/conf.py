@@ -47,6 +47,11 @@ orchestration_opts = [
                     'time. Control-plane joins always run one at a time.'),
     cfg.IntOpt('node_ready_timeout', default=900, min=1,
                help='Seconds to wait until every node reports Ready.'),
+    cfg.IntOpt('stack_settle_timeout', default=600, min=1,
+               help='Seconds a scale-out or heal waits, before it reads '
+                    'the stack, for Heat to finish the stack update that '
+                    'Tacker started; a stack that Heat leaves *_FAILED '
+                    'fails the operation at once.'),
     cfg.IntOpt('drain_timeout', default=300, min=1,
                help='Seconds "kubectl drain" may take to evict the pods '
                     'of a node that is scaled in or healed. Evictions '

@@ -36,6 +36,7 @@ from kubernetes_mgmt.remote.ssh import Sessions
 from kubernetes_mgmt.topology.heat import read_topology
 from kubernetes_mgmt.topology.heat_client import heat_client_for
 from kubernetes_mgmt.topology.model import Topology
+from kubernetes_mgmt.topology.stack_status import require_settled
 
 LOG = redact.get_logger(__name__)
 
@@ -74,14 +75,19 @@ class Day2:
     def instance_id(self) -> str:
         return tacker_objects.instance_id(self.vnf_instance)
 
-    def read_plan(self, vnf: dict | None = None) -> ClusterPlan:
+    def read_plan(self, vnf: dict | None = None,
+                  settled: bool = False) -> ClusterPlan:
         """The cluster as the current Heat stack holds it, planned from
-        the cluster's record."""
+        the cluster's record; with ``settled`` (after Tacker's stack
+        update) once Heat has finished with the stack, successfully."""
         with self.progress.phase('read topology'):
             heat = heat_client_for(self.vnf_instance, self.context)
-            topology = read_topology(
-                heat, tacker_objects.stack_id(self.vnf_instance, vnf),
-                self.params)
+            stack_id = tacker_objects.stack_id(self.vnf_instance, vnf)
+            if settled:
+                require_settled(
+                    heat, stack_id,
+                    CONF.kubernetes_mgmt.stack_settle_timeout)
+            topology = read_topology(heat, stack_id, self.params)
             root = package_dir(self.context, self.vnf_instance)
             record = self.state.record or self._legacy_record(topology,
                                                               root)

@@ -230,7 +230,7 @@ def heal_end(context: Any, vnf_instance: Any, vnfc_ids: Sequence[str],
              vnf: dict | None = None,
              zones: dict[str, str] | None = None) -> Progress:
     op = Day2.load('heal', context, vnf_instance)
-    plan = op.read_plan(vnf)
+    plan = op.read_plan(vnf, settled=True)
     healed = rebuilt(vnf_instance, vnfc_ids, op.state, plan)
     new_vms = {n.host.ssh_ip for _, n in healed}
     server = [(vnfc_id, n) for vnfc_id, n in healed if n is plan.storage]

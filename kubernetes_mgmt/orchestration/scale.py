@@ -76,7 +76,7 @@ def scale_out(context: Any, vnf_instance: Any, request: Any,
     if not ids:
         LOG.info('scale-out %s: no new members', op.instance_id)
         return None
-    plan = op.read_plan(vnf)
+    plan = op.read_plan(vnf, settled=True)
     new = _members(plan, ids, lambda n: n.host.member_stack_id,
                    'stack id')
     labels = node_labels(plan.topology, new, zones or {})

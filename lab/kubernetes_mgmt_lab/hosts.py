@@ -341,11 +341,19 @@ def destroy(state: LabState, host: LabHost) -> None:
     pinned = [ns.mnt] if procs.nsfs_inode(ns.mnt) is not None else []
     volumes.release(host.root, pinned)
     namespaces.release(ns)
-    plan = net.AddressPlan.parse(state.subnet)
-    net.delete_link(net.veth_name(state.name, plan.index(host.ip)))
+    if host.plugged:
+        plan = net.AddressPlan.parse(state.subnet)
+        net.delete_link(net.veth_name(state.name, plan.index(host.ip)))
     net.delete_netns(host.netns)
     _remove_disk(host)
     _tell_cluster_host_is_gone(state, host)
+
+
+def unplug(state: LabState, host: LabHost) -> None:
+    """Take the VM off the bridge (a detached port): its link goes, so a
+    new VM may take its address."""
+    plan = net.AddressPlan.parse(state.subnet)
+    net.delete_link(net.veth_name(state.name, plan.index(host.ip)))
 
 
 def _tell_cluster_host_is_gone(state: LabState, host: LabHost) -> None:

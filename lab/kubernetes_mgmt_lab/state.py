@@ -53,6 +53,9 @@ class LabHost:
     guest_devices: dict[str, str] = field(default_factory=dict)
     reported_devices: dict[str, str] = field(default_factory=dict)
     volume_gib: dict[str, int] = field(default_factory=dict)
+    # False once its port was detached (the cloud's os-interface): its
+    # link is gone, and its address may serve another VM.
+    plugged: bool = True
 
 
 @dataclass

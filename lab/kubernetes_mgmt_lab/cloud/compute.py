@@ -90,6 +90,10 @@ class Compute:
             route('PUT', '/v2.1/servers/{id}', self.update_server),
             route('GET', '/v2.1/servers/{id}/os-interface',
                   self.interfaces),
+            route('POST', '/v2.1/servers/{id}/os-interface',
+                  self.attach_interface),
+            route('DELETE', '/v2.1/servers/{id}/os-interface/{port}',
+                  self.detach_interface),
             route('GET', '/v2.1/servers/{id}/os-volume_attachments',
                   self.attachments),
             route('GET', '/v2.1/servers/{id}/metadata', self.metadata),
@@ -475,6 +479,32 @@ class Compute:
             {'port_id': p['id'], 'net_id': p['network_id'],
              'mac_addr': p['mac_address'], 'port_state': p['status'],
              'fixed_ips': p['fixed_ips']} for p in ports]})
+
+    def detach_interface(self, call: Call) -> Reply:
+        """Heat frees a server's ports before it replaces the server, so
+        that the new one can take them."""
+        server = self._get_server(call.args['id'])
+        port = self.records.get('ports', call.args['port'])
+        if port is None or port['device_id'] != server['id']:
+            raise ApiError(404, 'itemNotFound',
+                           f'Port {call.args["port"]} is not attached')
+        self.network.unbind_port(port['id'])
+        if server['lab_host'] and server['lab_network'] == \
+                port['network_id']:
+            self.machines[port['network_id']].unplug(server['lab_host'])
+        return Reply(202)
+
+    def attach_interface(self, call: Call) -> Reply:
+        """Binds the port to the server (the lab VM keeps the network it
+        booted with: a re-attached port is not plugged in again)."""
+        server = self._get_server(call.args['id'])
+        body = call.member('interfaceAttachment')
+        port = self.network.bind(str(body.get('port_id')), server['id'],
+                                 server['OS-EXT-SRV-ATTR:host'] or '')
+        return Reply(200, {'interfaceAttachment': {
+            'port_id': port['id'], 'net_id': port['network_id'],
+            'mac_addr': port['mac_address'], 'port_state': port['status'],
+            'fixed_ips': port['fixed_ips']}})
 
     def attachments(self, call: Call) -> Reply:
         server = self._get_server(call.args['id'])

@@ -47,7 +47,7 @@ class Machines:
     def _describe(self, st: lab_state.LabState, server_id: str, ip: str,
                   compute_host: str, zone: str,
                   disks: list[Disk]) -> LabHost:
-        if any(h.ip == ip for h in st.hosts):
+        if any(h.ip == ip and h.plugged for h in st.hosts):
             raise LabError(f'address {ip} is already used by a lab VM')
         taken = {h.name for h in st.hosts}
         index = next(i for i in range(len(taken) + 1)
@@ -64,6 +64,14 @@ class Machines:
             host.volume_gib[key] = disk.gib
             host.guest_devices[key] = disk.device
         return host
+
+    def unplug(self, name: str) -> None:
+        """The server's port was detached: the VM leaves the bridge."""
+        with lab_state.locked(self.lab.state_file) as st:
+            host = st.host(name)
+            if host.plugged:
+                hosts.unplug(st, host)
+                host.plugged = False
 
     def destroy(self, name: str) -> None:
         names = {h.name for h in self.lab.state.hosts}

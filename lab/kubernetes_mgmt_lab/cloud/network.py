@@ -248,12 +248,15 @@ class Network:
             return dict(port)
 
     def unbind(self, server_id: str) -> None:
+        """Every port of a deleted server is free again."""
         with self.records.changing() as data:
             for port in data['ports'].values():
                 if port['device_id'] == server_id:
-                    port.update({'device_id': '', 'device_owner': '',
-                                 'status': 'DOWN', 'binding:host_id': '',
-                                 'binding:vif_type': 'unbound'})
+                    _free(port)
+
+    def unbind_port(self, port_id: str) -> None:
+        with self.records.changing() as data:
+            _free(data['ports'][port_id])
 
     # -- security groups ----------------------------------------------------
 
@@ -357,3 +360,8 @@ class Network:
                                                 None) is None:
                 raise _missing('security_group_rule', call.args['id'])
         return Reply(204)
+
+
+def _free(port: dict) -> None:
+    port.update({'device_id': '', 'device_owner': '', 'status': 'DOWN',
+                 'binding:host_id': '', 'binding:vif_type': 'unbound'})
