@@ -4,9 +4,10 @@ Heat (heat-api, heat-engine), tacker-server and one tacker-conductor on
 MariaDB and RabbitMQ.
 
 Barbican keeps the key of each Kubernetes VIM's token, as Tacker
-requires. The compute, network and block-storage APIs below Heat are not
-part of the lab yet: no test here instantiates, and the stacks here hold
-no server."""
+requires. The operator's session itself (VIM, package, every LCM
+operation, with the lab cloud below Heat) is test_tacker_lifecycle_lab:
+it shares this session's services and runs before this module, whose
+last test stops them."""
 from __future__ import annotations
 
 import json
@@ -86,59 +87,6 @@ def test_token_and_catalog(tacker_site):
     assert token['id'] and token['project_id']
     types = {s['Type'] for s in openstack(tacker_site, 'catalog', 'list')}
     assert types == CATALOG
-
-
-def _vim_file(state: ServicesState) -> str:
-    path = Root(state.root).of('vim.yaml')
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, 'w', encoding='utf-8') as f:
-        json.dump({'auth_url': f'http://{HOST}:'
-                               f'{state.ports["keystone"]}/v3',
-                   'username': 'admin',
-                   'password': state.passwords['admin'],
-                   'project_name': 'admin',
-                   'project_domain_name': 'Default',
-                   'user_domain_name': 'Default',
-                   'cert_verify': 'False'}, f)   # JSON is YAML
-    return path
-
-
-def _package(state: ServicesState) -> str:
-    """The CSAR built with the plugin installed in Tacker's venv, as an
-    operator builds it there."""
-    path = Root(state.root).of('k8s_cluster.zip')
-    subprocess.run([tacker.VENV.bin('kubernetes-mgmt'), 'package', 'build',
-                    '-o', path], check=True, capture_output=True)
-    return path
-
-
-def test_operator_session_up_to_vnflcm_create(tacker_site):
-    state = tacker_site
-    vim = openstack(state, 'vim', 'register', '--config-file',
-                    _vim_file(state), '--is-default', 'lab-openstack')
-    assert vim['status'] == 'ACTIVE'
-    assert [v['Status'] for v in openstack(state, 'vim', 'list')] == [
-        'ACTIVE']
-
-    package_id = openstack(state, 'vnf', 'package', 'create')['ID']
-    proc = clients.openstack(Root(state.root), 'vnf', 'package', 'upload',
-                             '--path', _package(state), package_id)
-    assert proc.returncode == 0, proc.stderr
-    started = time.monotonic()
-
-    def onboarded():
-        shown = openstack(state, 'vnf', 'package', 'show', package_id)
-        return shown if shown['Onboarding State'] == 'ONBOARDED' else None
-
-    shown = poll(onboarded, deadline=60, what='package onboarding')
-    print(f'\nonboarded in {time.monotonic() - started:.1f} s')
-    assert shown['Operational State'] == 'ENABLED'
-    assert shown['VNF Provider'] == 'tacker-kubernetes-mgmt'
-
-    instance = openstack(state, 'vnflcm', 'create', shown['VNFD ID'])
-    assert instance['Instantiation State'] == 'NOT_INSTANTIATED'
-    listed = openstack(state, 'vnflcm', 'list')
-    assert [i['ID'] for i in listed] == [instance['ID']]
 
 
 def test_conductor_loaded_our_driver(tacker_site):
