@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import uuid
 from collections import Counter
@@ -52,7 +53,24 @@ def session(tacker_site) -> Session:
     subprocess.run([tacker.VENV.bin('kubernetes-mgmt'), 'package', 'build',
                     '-o', csar], check=True, capture_output=True)
     package_id, vnfd_id = op.onboard(csar)
-    return Session(root, op, vim_id, package_id, vnfd_id)
+    yield Session(root, op, vim_id, package_id, vnfd_id)
+    print_figures(root, op)
+
+
+def print_figures(root: Root, op: Operator) -> None:
+    """Each operation's seconds through Tacker, and the driver's own
+    hooks' as the conductor logged them."""
+    print('\nseconds through Tacker (CLI call to op COMPLETED):')
+    for name, seconds in op.timings.items():
+        print(f'  {name:<24} {seconds:6.1f}')
+    print('the driver\'s hooks in the conductor:')
+    with open(root.log('tacker-conductor'), encoding='utf-8',
+              errors='replace') as f:
+        for line in f:
+            found = re.search(r' (\S+ [0-9a-f-]{36}) finished in ([0-9.]+) s',
+                              line)
+            if found:
+                print(f'  {found[1][:48]:<50} {found[2]:>6}')
 
 
 @pytest.fixture(scope='module')
