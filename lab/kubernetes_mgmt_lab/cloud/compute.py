@@ -489,6 +489,15 @@ class Compute:
             raise ApiError(404, 'itemNotFound',
                            f'Port {call.args["port"]} is not attached')
         self.network.unbind_port(port['id'])
+        with self.records.changing() as data:     # Heat checks these
+            addresses = data['servers'][server['id']]['addresses']
+            for net, found in list(addresses.items()):
+                kept = [a for a in found if a.get('OS-EXT-IPS-MAC:mac_addr')
+                        != port['mac_address']]
+                if kept:
+                    addresses[net] = kept
+                else:
+                    del addresses[net]
         if server['lab_host'] and server['lab_network'] == \
                 port['network_id']:
             self.machines[port['network_id']].unplug(server['lab_host'])
