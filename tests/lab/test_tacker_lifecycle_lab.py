@@ -14,6 +14,7 @@ import re
 import subprocess
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -45,7 +46,7 @@ class Session:
 
 
 @pytest.fixture(scope='module')
-def session(tacker_site) -> Session:
+def session(tacker_site) -> Iterator[Session]:
     root = Root(tacker_site.root)
     op = Operator(root, echo=print)
     vim_id = op.register_vim()
