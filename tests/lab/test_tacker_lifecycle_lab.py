@@ -34,6 +34,7 @@ pytestmark = pytest.mark.lab
 REQUESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), 'samples', 'requests')
 MASTER, WORKER, STORAGE = 'masterNode', 'workerNode', 'storage_server'
+EXPORTS_FILE = '/etc/exports.d/kubernetes-mgmt.exports'
 
 
 @dataclass
@@ -219,7 +220,7 @@ def test_instantiate_simple_with_storage(session, simple_vnf):
     vnfcs = agree(session, simple_vnf, 1, 2, storage=True)
     storage, = of_vdu(vnfcs, STORAGE)
     exports = inspect.read_in_vm(session.root, storage,
-                                 '/etc/exports') or ''
+                                 EXPORTS_FILE) or ''
     for pv in ('pv1', 'pv2', 'pv3'):
         assert f'/volume/nfs/{pv} ' in exports
     pvs = inspect.cluster(session.root).pvs()
