@@ -8,11 +8,9 @@ After each operation the cluster, Tacker's records and Heat must agree.
 The tests run in file order and share the VNFs they create."""
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
-import uuid
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -245,12 +243,7 @@ def test_terminate_is_refused_while_a_cnf_uses_the_cluster(session,
                     if c['vimType'] == 'kubernetes')
     # A stand-in CNF: a VNF instance whose VIM connection is the cluster.
     cnf = session.op.create(session.vnfd_id, name='cnf-stand-in')
-    update = session.root.of('requests', 'cnf-stand-in-update.json')
-    with open(update, 'w', encoding='utf-8') as f:
-        json.dump({'vimConnectionInfo': [{
-            'id': str(uuid.uuid4()), 'vimId': kube_vim,
-            'vimType': 'kubernetes'}]}, f)
-    session.op.run('vnflcm', 'update', cnf, '--I', update, parse=False)
+    tacker.record_vim_connection(session.root, cnf, kube_vim)
     before = agree(session, simple_vnf, 1, 2, storage=True)
     with pytest.raises(OperationFailed) as failed:
         session.op.terminate(simple_vnf)

@@ -66,7 +66,7 @@ def execute(root: Root, sql: str, check: bool = True) -> bool:
     return proc.returncode == 0
 
 
-def _quote(value: str) -> str:
+def quote(value: str) -> str:
     """A SQL string literal (our generated values are alphanumeric, but
     quote anyway)."""
     return "'" + value.replace('\\', '\\\\').replace("'", "''") + "'"
@@ -78,15 +78,15 @@ def ensure_database(root: Root, name: str, user: str,
     password is set again, so a re-run converges)."""
     if not name.isidentifier() or not user.isidentifier():
         raise LabError(f'bad database or user name: {name!r}, {user!r}')
-    u = f'{_quote(user)}@{_quote("localhost")}'
-    u_any = f'{_quote(user)}@{_quote("%")}'
+    u = f'{quote(user)}@{quote("localhost")}'
+    u_any = f'{quote(user)}@{quote("%")}'
     execute(root, '\n'.join((
         f'CREATE DATABASE IF NOT EXISTS `{name}` CHARACTER SET utf8mb4;',
-        f'CREATE USER IF NOT EXISTS {u} IDENTIFIED BY {_quote(password)};',
-        f'ALTER USER {u} IDENTIFIED BY {_quote(password)};',
+        f'CREATE USER IF NOT EXISTS {u} IDENTIFIED BY {quote(password)};',
+        f'ALTER USER {u} IDENTIFIED BY {quote(password)};',
         f'CREATE USER IF NOT EXISTS {u_any} IDENTIFIED BY '
-        f'{_quote(password)};',
-        f'ALTER USER {u_any} IDENTIFIED BY {_quote(password)};',
+        f'{quote(password)};',
+        f'ALTER USER {u_any} IDENTIFIED BY {quote(password)};',
         f'GRANT ALL PRIVILEGES ON `{name}`.* TO {u};',
         f'GRANT ALL PRIVILEGES ON `{name}`.* TO {u_any};',
         'FLUSH PRIVILEGES;', '')))

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from collections.abc import Callable
 
 from kubernetes_mgmt_lab.errors import LabError
-from kubernetes_mgmt_lab.openstack import conffile, processes
+from kubernetes_mgmt_lab.openstack import conffile, mariadb, processes
 from kubernetes_mgmt_lab.openstack.layout import HOST, Root
 from kubernetes_mgmt_lab.openstack.venvs import Venv
 from kubernetes_mgmt_lab.sysrun import run
@@ -147,3 +148,19 @@ def vim_auth(root: Root, vim_id: str) -> dict:
         raise LabError(f'Tacker could not read VIM {vim_id}: '
                        f'{proc.stderr.strip()[-500:]}')
     return json.loads(proc.stdout)
+
+
+def record_vim_connection(root: Root, vnf_id: str, vim_id: str,
+                          vim_type: str = 'kubernetes') -> None:
+    """Make VNF instance ``vnf_id`` name ``vim_id`` in its
+    vim_connection_info, straight in Tacker's database: a stand-in for a
+    CNF deployed on that VIM (Tacker's API changes it only for an
+    instantiated VNF)."""
+    uuid.UUID(vnf_id)       # refuses anything but an id
+    info = json.dumps([{'id': str(uuid.uuid4()), 'vim_id': vim_id,
+                        'vim_type': vim_type, 'interface_info': {},
+                        'access_info': {}, 'extra': {}}])
+    value, key = mariadb.quote(info), mariadb.quote(vnf_id)
+    sql = (f'UPDATE tacker.vnf_instances SET vim_connection_info = '  # noqa: S608 - quoted
+           f'{value} WHERE id = {key};')
+    mariadb.execute(root, sql)
