@@ -48,6 +48,10 @@ def vnfcs(root: Root, shown: dict) -> list[Vnfc]:
     found = []
     for vnfc in info.get('vnfcResourceInfo') or []:
         server_id = vnfc['computeResource']['resourceId']
+        if not server_id:
+            # Tacker lists every VDU of the flavour, also one whose
+            # resources a HOT condition left out (no storage server).
+            continue
         server = known.get(server_id) or {}
         ips = [a['addr'] for net in server.get('addresses', {}).values()
                for a in net]

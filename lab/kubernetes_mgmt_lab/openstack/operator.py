@@ -164,7 +164,7 @@ class Operator:
     def rollback(self, op_id: str) -> dict:
         before = self._op_state(op_id)
         self.run('vnflcm', 'op', 'rollback', op_id, parse=False)
-        return self.wait(op_id, after=before)
+        return self.wait(op_id, after=before, check=False)
 
     def fail(self, op_id: str) -> dict:
         """``op fail``: give up a FAILED_TEMP operation (it ends FAILED)."""
