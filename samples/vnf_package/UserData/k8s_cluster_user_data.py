@@ -76,6 +76,36 @@ class KubernetesClusterUserData(AbstractUserData):
         params.update(extra)
         return params
 
+    @staticmethod
+    def heal(base_hot_dict, vnfd_dict, heal_vnf_request, vnf_instance,
+             inst_vnf_info, param, vnfc_resource_info):
+        """Parameters of a VNFC heal's stack update.
+
+        Tacker 16 rebuilds the healed VDUs' parameters with the image
+        *names* of the VNFD's sw_image_data. Every instance of a package
+        uploads its own images under those names, so with two instances
+        in a project Heat finds no unique image and the heal fails: put
+        back the ids of the images Tacker uploaded for this instance.
+        """
+        ids = _image_ids(vnf_instance)
+        for vdu in ((param or {}).get('nfv') or {}).get('VDU', {}).values():
+            if vdu.get('image') in ids:
+                vdu['image'] = ids[vdu['image']]
+        return param
+
+
+def _image_ids(vnf_instance):
+    """Name -> Glance id of the images Tacker uploaded for the instance
+    (its VnfResource records)."""
+    from tacker import context as tacker_context
+    from tacker import objects
+
+    admin = tacker_context.get_admin_context()
+    return {r.resource_name: r.resource_identifier
+            for r in objects.VnfResourceList.get_by_vnf_instance_id(
+                admin, vnf_instance.id)
+            if r.resource_type == 'image'}
+
 
 def _storage_server_wanted(top, inst_req_info):
     """Whether the request has a storage server; None when the BaseHOT
