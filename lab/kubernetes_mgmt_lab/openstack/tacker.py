@@ -130,6 +130,8 @@ _VIM_AUTH = '''
 import json, sys
 from tacker import context, objects
 from tacker.common import config
+# Registers [keystone_authtoken] as the conductor does (key manager).
+from tacker.conductor import conductor_server  # noqa: F401
 from tacker.vnfm import vim_client
 config.init(['--config-file', sys.argv[1]])
 objects.register_all()
