@@ -67,10 +67,10 @@ def print_figures(root: Root, op: Operator) -> None:
     with open(root.log('tacker-conductor'), encoding='utf-8',
               errors='replace') as f:
         for line in f:
-            found = re.search(r' (\S+ [0-9a-f-]{36}) finished in ([0-9.]+) s',
-                              line)
+            found = re.search(r'\] ([^\]]+?) ([0-9a-f]{8})[0-9a-f-]{28} '
+                              r'finished in ([0-9.]+) s', line)
             if found:
-                print(f'  {found[1][:48]:<50} {found[2]:>6}')
+                print(f'  {found[1]} {found[2]:<30} {found[3]:>6}')
 
 
 @pytest.fixture(scope='module')

@@ -180,8 +180,8 @@ class Operator:
         if not wait:
             return {'ID': op_id}
         op = self.wait(op_id)
-        self.timings[f'{operation.lower()} {vnf_id[:8]}'] = round(
-            time.monotonic() - started, 1)
+        self.timings[f'{len(self.timings) + 1:2d}. {operation.lower()} '
+                     f'{vnf_id[:8]}'] = round(time.monotonic() - started, 1)
         return op
 
     def _ops(self, vnf_id: str) -> list[dict]:
