@@ -81,9 +81,11 @@ class _Handler(BaseHTTPRequestHandler):
             LOG.exception('%s %s failed', self.command, url.path)
             response = Response(500, render.error(
                 500, 'Internal Server Error', str(e), 'LabError'))
-        self._send(response)
+        # Counted before the client has its answer: a test reading the
+        # count right after a call sees that call.
         self.server.served.append(
             Served(self.command, url.path, response.status))
+        self._send(response)
         LOG.info('%s %s%s -> %d (%.0f ms)', self.command, url.path,
                  f'?{url.query}' if url.query else '', response.status,
                  (time.monotonic() - started) * 1000)

@@ -494,11 +494,19 @@ def test_user_data_defines_the_class_tacker_calls():
                      .read_text())
     [cls] = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     assert cls.name == 'KubernetesClusterUserData'
-    [method] = [n for n in cls.body if isinstance(n, ast.FunctionDef)]
-    assert method.name == 'instantiate'
-    assert [d.id for d in method.decorator_list] == ['staticmethod']
-    assert [a.arg for a in method.args.args] == [
-        'base_hot_dict', 'vnfd_dict', 'inst_req_info', 'grant_info']
+    methods = {n.name: n for n in cls.body
+               if isinstance(n, ast.FunctionDef)}
+    # Tacker 16 calls instantiate positionally at instantiate (and whole
+    # heal), heal with these seven arguments at a VNFC heal.
+    assert {name: [a.arg for a in m.args.args]
+            for name, m in methods.items()} == {
+        'instantiate': ['base_hot_dict', 'vnfd_dict', 'inst_req_info',
+                        'grant_info'],
+        'heal': ['base_hot_dict', 'vnfd_dict', 'heal_vnf_request',
+                 'vnf_instance', 'inst_vnf_info', 'param',
+                 'vnfc_resource_info']}
+    for method in methods.values():
+        assert [d.id for d in method.decorator_list] == ['staticmethod']
 
 
 @pytest.fixture
