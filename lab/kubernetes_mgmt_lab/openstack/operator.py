@@ -51,10 +51,13 @@ class Operator:
 
     # -- the CLI --------------------------------------------------------------
 
-    def run(self, *args: str, parse: bool = True, timeout: float = 300.0):
-        """``openstack ARGS`` (``-f json`` when ``parse``): its output."""
+    def run(self, *args: str, parse: bool = True, timeout: float = 300.0,
+            show: bool = True):
+        """``openstack ARGS`` (``-f json`` when ``parse``): its output;
+        ``show``: echo the command (polls do not)."""
         argv = [*args, '-f', 'json'] if parse else list(args)
-        self._show('$ openstack ' + ' '.join(args))
+        if show:
+            self._show('$ openstack ' + ' '.join(args))
         proc = clients.openstack(self.root, *argv, timeout=timeout)
         if proc.returncode != 0:
             raise LabError(f'openstack {" ".join(args)} failed: '
@@ -93,7 +96,8 @@ class Operator:
                  parse=False)
 
         def onboarded():
-            shown = self.run('vnf', 'package', 'show', package_id)
+            shown = self.run('vnf', 'package', 'show', package_id,
+                             show=False)
             if shown['Onboarding State'] == 'CREATED':
                 # Tacker marks UPLOADING before it answers; back to
                 # CREATED means the conductor gave up.
@@ -186,7 +190,7 @@ class Operator:
 
     def _ops(self, vnf_id: str) -> list[dict]:
         return self.run('vnflcm', 'op', 'list', '--filter',
-                        f'(eq,vnfInstanceId,{vnf_id})')
+                        f'(eq,vnfInstanceId,{vnf_id})', show=False)
 
     def _new_op(self, vnf_id: str, operation: str,
                 known: set[str]) -> str | None:
@@ -196,7 +200,8 @@ class Operator:
         return None
 
     def _op_state(self, op_id: str) -> str:
-        return self.run('vnflcm', 'op', 'show', op_id)['Operation State']
+        return self.run('vnflcm', 'op', 'show', op_id,
+                        show=False)['Operation State']
 
     def wait(self, op_id: str, after: str | None = None,
              check: bool = True) -> dict:
@@ -205,7 +210,7 @@ class Operator:
         offset = _log_size(self.root)
 
         def ended():
-            op = self.run('vnflcm', 'op', 'show', op_id)
+            op = self.run('vnflcm', 'op', 'show', op_id, show=False)
             state = op['Operation State']
             if state in ENDED and not (after and state == after):
                 return op
