@@ -257,39 +257,34 @@ def test_terminate_is_refused_while_a_cnf_uses_the_cluster(session,
 
 # -- failure, retry and rollback through Tacker ------------------------------
 
-def _fail_next_join(s: Session) -> None:
+def _failed_at_join(s: Session, name: str) -> tuple[str, dict]:
+    """A simple VNF whose instantiate failed at a worker's join: its id
+    and the FAILED_TEMP operation, whose error names the join."""
     inject_fault(inspect.cluster_dir(s.root), '*', 'kubeadm join',
                  'injected: the join was refused', times=1)
-
-
-def test_a_failed_worker_join_is_retried_to_completion(session):
-    _fail_next_join(session)
-    vnf_id = session.op.create(session.vnfd_id, name='retried')
-    request = session.op.request_file(
+    vnf_id = s.op.create(s.vnfd_id, name=name)
+    request = s.op.request_file(
         os.path.join(REQUESTS, 'simple_kubernetes_param_file.json'),
-        session.vim_id, 'retried')
+        s.vim_id, name)
     with pytest.raises(OperationFailed) as failed:
-        session.op.instantiate(vnf_id, request)
+        s.op.instantiate(vnf_id, request)
     assert failed.value.state == 'FAILED_TEMP'
     error = str(failed.value.op.get('Error'))
     assert 'join' in error and 'injected' in error
-    assert session.op.retry(failed.value.op['ID'])['Operation State'] == \
-        'COMPLETED'
+    return vnf_id, failed.value.op
+
+
+def test_a_failed_worker_join_is_retried_to_completion(session):
+    vnf_id, op = _failed_at_join(session, 'retried')
+    assert session.op.retry(op['ID'])['Operation State'] == 'COMPLETED'
     agree(session, vnf_id, 1, 2)
     session.op.terminate(vnf_id)
     session.op.run('vnflcm', 'delete', vnf_id, parse=False)
 
 
 def test_rollback_of_a_failed_instantiate_leaves_nothing(session):
-    _fail_next_join(session)
-    vnf_id = session.op.create(session.vnfd_id, name='rolled-back')
-    request = session.op.request_file(
-        os.path.join(REQUESTS, 'simple_kubernetes_param_file.json'),
-        session.vim_id, 'rolled-back')
-    with pytest.raises(OperationFailed) as failed:
-        session.op.instantiate(vnf_id, request)
-    op = session.op.rollback(failed.value.op['ID'])
-    assert op['Operation State'] == 'ROLLED_BACK'
+    vnf_id, op = _failed_at_join(session, 'rolled-back')
+    assert session.op.rollback(op['ID'])['Operation State'] == 'ROLLED_BACK'
     shown = session.op.show(vnf_id)
     assert shown['Instantiation State'] == 'NOT_INSTANTIATED'
     assert METADATA_KEY not in (shown.get('metadata') or {})

@@ -284,14 +284,14 @@ class Network:
         return group
 
     def show_group(self, call: Call) -> Reply:
-        with self.records.changing() as data:
+        with self.records.reading() as data:
             if call.args['id'] not in data['security_groups']:
                 raise _missing('security_group', call.args['id'])
             return Reply(body={'security_group': self._group(
                 data, call.args['id'])})
 
     def list_groups(self, call: Call) -> Reply:
-        with self.records.changing() as data:
+        with self.records.reading() as data:
             groups = [self._group(data, g) for g in data['security_groups']]
         return Reply(body={'security_groups': filtered(
             groups, call, ('id', 'name', 'project_id', 'tenant_id'))})

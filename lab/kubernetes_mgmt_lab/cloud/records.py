@@ -31,6 +31,13 @@ class Records:
             yield self._data
             self._save()
 
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[dict[str, dict[str, dict]]]:
+        """The resources, to read several kinds consistently (not to
+        change: nothing is saved)."""
+        with self._lock:
+            yield self._data
+
     def get(self, kind: str, ident: str) -> dict | None:
         with self._lock:
             item = self._data[kind].get(ident)
