@@ -297,13 +297,12 @@ def test_rollback_of_a_failed_instantiate_leaves_nothing(session):
 
 # -- one conductor, two VNFs ----------------------------------------------
 
-def _pair_request(s: Session, name: str, network: int) -> str:
+def _pair_request(s: Session, name: str, network: int, sample: str) -> str:
     def own_vim(body: dict) -> None:
         body['additionalParams']['k8s_cluster_installation_param'][
             'vim_name'] = f'vim-{name}'
-    return s.op.request_file(
-        os.path.join(REQUESTS, 'simple_kubernetes_param_file.json'),
-        s.vim_id, name, changes=own_vim, network=network)
+    return s.op.request_file(os.path.join(REQUESTS, sample), s.vim_id, name,
+                             changes=own_vim, network=network)
 
 
 def _kube_vim(s: Session, vnf_id: str) -> str:
@@ -313,28 +312,36 @@ def _kube_vim(s: Session, vnf_id: str) -> str:
 
 def test_one_conductor_runs_two_vnfs_at_once(session):
     s = session
-    vnfs = [s.op.create(s.vnfd_id, name=f'pair-{i}') for i in range(2)]
-    # Each on its own network: the lab's emulated Kubernetes of one
-    # network is one cluster.
-    ops = [s.op.instantiate(v, _pair_request(s, f'pair-{i}', i), wait=False)
-           for i, v in enumerate(vnfs)]
+    # An HA cluster (it has certificate keys) and a simple one, each on
+    # its own network: the lab's emulated Kubernetes of a network is one
+    # cluster.
+    pair = {'pair-ha': 'complex_kubernetes_param_file.json',
+            'pair-simple': 'simple_kubernetes_param_file.json'}
+    vnfs = [s.op.create(s.vnfd_id, name=name) for name in pair]
+    ops = [s.op.instantiate(vnf, _pair_request(s, name, network, sample),
+                            wait=False)
+           for network, (vnf, (name, sample)) in enumerate(
+               zip(vnfs, pair.items(), strict=True))]
     for op in ops:
         s.op.wait(op['ID'])
-    for vnf in vnfs:
-        agree(s, vnf, 1, 2)
-    worker = of_vdu(inspect.vnfcs(s.root, s.op.show(vnfs[1])), WORKER)[0]
-    ops = [s.op.scale(vnfs[0], 'SCALE_OUT', 'worker_instance', wait=False),
-           s.op.heal(vnfs[1], (worker.id,), wait=False)]
+    ha, simple = vnfs
+    agree(s, ha, 3, 2)
+    agree(s, simple, 1, 2)
+    worker = of_vdu(inspect.vnfcs(s.root, s.op.show(simple)), WORKER)[0]
+    ops = [s.op.scale(ha, 'SCALE_OUT', 'worker_instance', wait=False),
+           s.op.heal(simple, (worker.id,), wait=False)]
     for op in ops:
         s.op.wait(op['ID'])
-    agree(s, vnfs[0], 1, 3)
-    agree(s, vnfs[1], 1, 2)
+    agree(s, ha, 3, 3)
+    agree(s, simple, 1, 2)
     auths = [tacker.vim_auth(s.root, _kube_vim(s, v)) for v in vnfs]
     for mine, other in (auths, auths[::-1]):
         assert api_status(mine, mine['bearer_token']) == 200
         assert api_status(mine, other['bearer_token']) == 401
-    secrets = [a['bearer_token'] for a in auths] + list(
-        tacker_secrets(s.root))
+    secrets = [a['bearer_token'] for a in auths] + tacker_secrets(s.root)
+    joins = [cluster_secrets(s.root, lab) for lab in range(len(vnfs))]
+    assert joins[0]['certificate_key_history'], 'the HA cluster has keys'
+    secrets += [k for js in joins for ks in js.values() for k in ks]
     for log in ('tacker-conductor', 'heat-engine', 'heat-api', 'cloud'):
         with open(s.root.log(log), encoding='utf-8', errors='replace') as f:
             text = f.read()
@@ -350,13 +357,28 @@ def tacker_secrets(root: Root) -> list[str]:
     return list(ServicesState.load(root).passwords.values())
 
 
+def cluster_secrets(root: Root, lab: int) -> dict[str, list[str]]:
+    """The bootstrap tokens and certificate keys the cluster of network
+    ``lab`` ever accepted."""
+    info = inspect.cluster(root, lab).info()
+    return {key: list(info.get(key, []))
+            for key in ('token_history', 'certificate_key_history')}
+
 
 # -- a package with other names -------------------------------------------
 
-def test_a_package_with_other_names_works_the_same(session, tmp_path):
+RENAMED_VDUS = ('cpNode', 'wkNode')
+
+
+@pytest.fixture(scope='module')
+def renamed(session, tmp_path_factory) -> Iterator[str]:
+    """A VNF of a package whose names all differ from the sample's, and
+    whose VNFD lets the master aspect scale (so that Tacker passes such
+    a request on to the driver)."""
     s = session
-    source = tmp_path / 'renamed'
-    vnfd_id = renamed_package(sample_package_dir(), source)
+    source = tmp_path_factory.mktemp('renamed') / 'package'
+    vnfd_id = renamed_package(sample_package_dir(), source,
+                              master_scale_level=2)
     csar = s.root.of('renamed.zip')
     subprocess.run([tacker.VENV.bin('kubernetes-mgmt'), 'package', 'build',
                     '--source', str(source), '-o', csar], check=True,
@@ -365,22 +387,41 @@ def test_a_package_with_other_names_works_the_same(session, tmp_path):
     assert onboarded == vnfd_id
     vnf = s.op.create(vnfd_id, name='renamed')
 
-    def renamed(body: dict) -> None:
+    def changes(body: dict) -> None:
         body.update(renamed_request(body))
         body['additionalParams']['k8s_cluster_installation_param'][
             'vim_name'] = 'vim-renamed'
 
     request = s.op.request_file(
         os.path.join(REQUESTS, 'simple_kubernetes_param_file.json'),
-        s.vim_id, 'renamed', changes=renamed)
+        s.vim_id, 'renamed', changes=changes)
     s.op.instantiate(vnf, request)
-    names = ('cpNode', 'wkNode')
-    agree(s, vnf, 1, 2, vdus=names)
-    s.op.scale(vnf, 'SCALE_OUT', 'wk_group')
-    agree(s, vnf, 1, 3, vdus=names)
+    yield vnf
     s.op.terminate(vnf)
     s.op.run('vnflcm', 'delete', vnf, parse=False)
     delete_package(s, package_id)
+
+
+def test_a_package_with_other_names_works_the_same(session, renamed):
+    agree(session, renamed, 1, 2, vdus=RENAMED_VDUS)
+    session.op.scale(renamed, 'SCALE_OUT', 'wk_group')
+    agree(session, renamed, 1, 3, vdus=RENAMED_VDUS)
+
+
+def test_the_driver_refuses_to_scale_the_masters(session, renamed):
+    # Tacker 16 calls scale_start only for SCALE_IN: Heat adds the master
+    # VM, then scale_end refuses before any node joins, and rollback
+    # removes the VM again.
+    before = agree(session, renamed, 1, 3, vdus=RENAMED_VDUS)
+    nodes = inspect.node_ips(inspect.cluster(session.root))
+    with pytest.raises(OperationFailed) as failed:
+        session.op.scale(renamed, 'SCALE_OUT', 'cp_group')
+    error = str(failed.value.op.get('Error'))
+    assert "'cp_group' is the master aspect" in error, error
+    assert inspect.node_ips(inspect.cluster(session.root)) == nodes
+    rolled_back = session.op.rollback(failed.value.op['ID'])
+    assert rolled_back['Operation State'] == 'ROLLED_BACK'
+    assert agree(session, renamed, 1, 3, vdus=RENAMED_VDUS) == before
 
 
 def delete_package(s: Session, package_id: str) -> None:

@@ -286,7 +286,8 @@ def test_a_package_source_with_other_names_builds_and_verifies(
         capsys, tmp_path, sol001_dir):
     from kubernetes_mgmt_lab.renamed import RENAMES, renamed_package
     source = tmp_path / 'mine'
-    vnfd_id = renamed_package(layout.sample_package_dir(), source)
+    vnfd_id = renamed_package(layout.sample_package_dir(), source,
+                              master_scale_level=2)
     output = tmp_path / 'mine.zip'
     status, out, err = run(capsys, 'build', '-o', str(output), '--source',
                            str(source), '--sol001-dir', str(sol001_dir))
@@ -299,6 +300,12 @@ def test_a_package_source_with_other_names_builds_and_verifies(
     assert vnfd_id in vnfd
     hot = files['BaseHOT/simple/nested/nested_master.yaml'].decode()
     assert 'cpNode' in hot and 'cp_port' in hot
+    aspects = yaml.safe_load(
+        files['Definitions/kubernetes_mgmt_df_simple.yaml'])[
+        'topology_template']['policies'][0]['scaling_aspects'][
+        'properties']['aspects']
+    assert {a: v['max_scale_level'] for a, v in aspects.items()} == {
+        'cp_group': 2, 'wk_group': 14}
     for name in files:
         if name.startswith(('Definitions/kubernetes_mgmt_df', 'BaseHOT/')):
             text = files[name].decode()

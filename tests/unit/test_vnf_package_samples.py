@@ -497,14 +497,17 @@ def test_user_data_defines_the_class_tacker_calls():
     methods = {n.name: n for n in cls.body
                if isinstance(n, ast.FunctionDef)}
     # Tacker 16 calls instantiate positionally at instantiate (and whole
-    # heal), heal with these seven arguments at a VNFC heal.
+    # heal), heal with these seven arguments at a VNFC heal, scale with
+    # seven when it undoes a scale-out (scale_in_reverse).
     assert {name: [a.arg for a in m.args.args]
             for name, m in methods.items()} == {
         'instantiate': ['base_hot_dict', 'vnfd_dict', 'inst_req_info',
                         'grant_info'],
         'heal': ['base_hot_dict', 'vnfd_dict', 'heal_vnf_request',
                  'vnf_instance', 'inst_vnf_info', 'param',
-                 'vnfc_resource_info']}
+                 'vnfc_resource_info'],
+        'scale': ['base_hot_dict', 'vnfd_dict', 'scale_vnf_request',
+                  'vnf_instance', 'inst_vnf_info', 'param', 'res_num']}
     for method in methods.values():
         assert [d.id for d in method.decorator_list] == ['staticmethod']
 

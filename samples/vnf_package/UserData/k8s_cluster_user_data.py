@@ -6,7 +6,8 @@ package when the Instantiate request names it (additionalParams
 ``lcm-operation-user-data-class: KubernetesClusterUserData``), calls
 ``KubernetesClusterUserData.instantiate`` and creates the Heat stack from
 ``BaseHOT/<flavourId>/`` with the returned parameters. A whole-VNF heal
-calls it again. It runs inside tacker-conductor, so Tacker's own helpers
+calls it again, a VNFC heal calls ``heal`` and the undoing of a scale-out
+calls ``scale``. It runs inside tacker-conductor, so Tacker's own helpers
 are used to read the VNFD, the request and the images Tacker uploaded.
 
 The result is ``{'nfv': {'VDU': {...}, 'CP': {...}}}`` plus any top-level
@@ -91,6 +92,28 @@ class KubernetesClusterUserData(AbstractUserData):
         for vdu in ((param or {}).get('nfv') or {}).get('VDU', {}).values():
             if vdu.get('image') in ids:
                 vdu['image'] = ids[vdu['image']]
+        return param
+
+    @staticmethod
+    def scale(base_hot_dict, vnfd_dict, scale_vnf_request, vnf_instance,
+              inst_vnf_info, param, res_num):
+        """Parameters of the stack update that undoes a scale-out (its
+        rollback, or a reverse scale-in).
+
+        Without this method Tacker 16 sends the parameters stored at
+        instantiate, whose desired capacities put every scaling group
+        back to its instantiate-time size: rolling back a refused master
+        scale-out would also delete the workers that earlier scale-outs
+        added. Each group keeps its current size; the request's aspect
+        gets ``res_num``, the size Tacker chose for it.
+        """
+        capacities = utils.get_desired_capacity_dict(
+            base_hot_dict, vnfd_dict, inst_vnf_info)
+        capacities[scale_vnf_request.aspect_id] = res_num
+        vdus = param['nfv']['VDU']
+        for aspect, count in capacities.items():
+            for vdu in _aspect_vdus(vnfd_dict, aspect):
+                vdus.setdefault(vdu, {})['desired_capacity'] = count
         return param
 
 
