@@ -10,6 +10,7 @@ it shares this session's services and runs before this module, whose
 last test stops them."""
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import secrets
@@ -25,9 +26,11 @@ from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt_lab import net, procs
 from kubernetes_mgmt_lab.emulated import apiserver, pki, store
 from kubernetes_mgmt_lab.errors import LabError
+from kubernetes_mgmt_lab.manager import Lab
 from kubernetes_mgmt_lab.openstack import (
     barbican,
     clients,
+    cloud,
     heat,
     processes,
     site,
@@ -366,6 +369,61 @@ def test_heat_scales_and_heals_a_group_of_nested_members(tacker_site,
         heat.DOMAIN_ADMIN]
     print('\nheat through the CLI (s): '
           + ', '.join(f'{k} {v:.1f}' for k, v in timings.items()))
+
+
+def refused(state: ServicesState, *args: str) -> str:
+    """The error of an ``openstack`` command that must fail."""
+    proc = clients.openstack(Root(state.root), *args)
+    assert proc.returncode != 0, f'openstack {" ".join(args)} succeeded'
+    return proc.stderr
+
+
+def test_a_network_made_through_the_api_is_a_bridge_of_its_own(
+        tacker_site, tmp_path):
+    state = tacker_site
+    cidr, = cloud.free_subnets(1)
+    openstack(state, 'network', 'create', 'extra-net')
+    assert 'has no subnet' in refused(state, 'port', 'create', '--network',
+                                      'extra-net', 'early')
+    subnet = openstack(state, 'subnet', 'create', '--network', 'extra-net',
+                       '--subnet-range', cidr, 'extra-subnet')
+    assert subnet['cidr'] == cidr
+    assert 'has a subnet already' in refused(
+        state, 'subnet', 'create', '--network', 'extra-net',
+        '--subnet-range', cloud.free_subnets(1)[0], 'second')
+    image = tmp_path / 'disk.img'
+    image.write_bytes(bytes(4096))
+    openstack(state, 'image', 'create', '--disk-format', 'raw',
+              '--container-format', 'bare', '--file', str(image),
+              'extra-image')
+    port = openstack(state, 'port', 'create', '--network', 'extra-net',
+                     'extra-port')
+    server = openstack(state, 'server', 'create', '--flavor', 'm1.small',
+                       '--image', 'extra-image', '--port', port['id'],
+                       '--wait', 'extra-vm')
+    ip = port['fixed_ips'][0]['ip_address']
+    assert ipaddress.ip_address(ip) in ipaddress.ip_network(cidr)
+    made, = _made_labs(state)
+    lab = Lab.load(made)
+    bridge = net.bridge_name(lab.state.name)
+    assert bridge in net.link_names()
+    vm, = lab.state.hosts
+    assert (vm.server_id, vm.ip) == (server['id'], ip)
+    assert lab.sshd_up(vm.name)
+    assert 'NetworkInUse' in refused(state, 'network', 'delete',
+                                     'extra-net')
+    run_cli(state, 'server', 'delete', '--wait', 'extra-vm')
+    run_cli(state, 'port', 'delete', 'extra-port')
+    run_cli(state, 'image', 'delete', 'extra-image')
+    run_cli(state, 'network', 'delete', 'extra-net')
+    assert _made_labs(state) == []
+    assert bridge not in net.link_names()
+
+
+def _made_labs(state: ServicesState) -> list[str]:
+    where = cloud.labs_dir(Root(state.root))
+    return sorted(os.path.join(where, d) for d in os.listdir(where)) \
+        if os.path.isdir(where) else []
 
 
 def test_status_of_a_root_without_services_is_refused(tmp_path, capsys):

@@ -1,6 +1,6 @@
-"""Neutron v2.0: the lab's one network and subnet (its bridge), ports
-with addresses from the lab's address plan, security groups and their
-rules, no floating IPs."""
+"""Neutron v2.0: networks with one subnet each (a lab's bridge, see
+bridges.py), ports with addresses from the subnet's address plan,
+security groups and their rules, no floating IPs."""
 from __future__ import annotations
 
 import ipaddress
@@ -14,6 +14,7 @@ from kubernetes_mgmt_lab.cloud.api import (
     now,
     route,
 )
+from kubernetes_mgmt_lab.cloud.bridges import Bridges, check_cidr
 from kubernetes_mgmt_lab.cloud.records import Records
 from kubernetes_mgmt_lab.net import AddressPlan
 
@@ -39,35 +40,48 @@ def _missing(kind: str, ident: str) -> ApiError:
 class Network:
     """Handlers of the network API over ``records``."""
 
-    def __init__(self, records: Records, project_id: str):
+    def __init__(self, records: Records, project_id: str,
+                 bridges: Bridges):
         self.records = records
         self.project_id = project_id
+        self.bridges = bridges
 
     # -- setup --------------------------------------------------------------
 
-    def ensure_lab_network(self, name: str, subnet: str) -> dict:
-        """The network (and subnet) of one lab's bridge."""
+    def ensure_lab_network(self, name: str, lab_root: str,
+                           subnet: str) -> dict:
+        """The network (and subnet) of a lab made with the services."""
         for net in self.records.all('networks'):
             if net['name'] == name:
+                if net['id'] not in self.bridges.machines:
+                    self.bridges.adopt(net['id'], lab_root)
                 return net
         plan = AddressPlan.parse(subnet)
         net_id, subnet_id = new_id(), new_id()
         with self.records.changing() as data:
-            data['subnets'][subnet_id] = self._stamp({
-                'id': subnet_id, 'name': f'{name}-subnet',
-                'network_id': net_id, 'cidr': str(plan.subnet),
-                'ip_version': 4, 'gateway_ip': plan.gateway,
-                'enable_dhcp': False,
-                'allocation_pools': [{'start': str(plan.subnet[11]),
-                                      'end': str(plan.subnet[-2])}],
-                'dns_nameservers': [], 'host_routes': []})
-            data['networks'][net_id] = self._stamp({
-                'id': net_id, 'name': name, 'status': 'ACTIVE',
-                'admin_state_up': True, 'shared': False,
-                'subnets': [subnet_id], 'mtu': 1500,
-                'router:external': False, 'port_security_enabled': True,
-                'provider:network_type': 'flat'})
-            return dict(data['networks'][net_id])
+            data['subnets'][subnet_id] = self._subnet(
+                subnet_id, f'{name}-subnet', net_id, plan)
+            data['networks'][net_id] = self._network(net_id, name)
+            data['networks'][net_id]['subnets'] = [subnet_id]
+        self.bridges.adopt(net_id, lab_root)
+        return self.records.get('networks', net_id)
+
+    def _network(self, net_id: str, name: str) -> dict:
+        return self._stamp({
+            'id': net_id, 'name': name, 'status': 'ACTIVE',
+            'admin_state_up': True, 'shared': False, 'subnets': [],
+            'mtu': 1500, 'router:external': False,
+            'port_security_enabled': True, 'provider:network_type': 'flat'})
+
+    def _subnet(self, subnet_id: str, name: str, net_id: str,
+                plan: AddressPlan) -> dict:
+        return self._stamp({
+            'id': subnet_id, 'name': name, 'network_id': net_id,
+            'cidr': str(plan.subnet), 'ip_version': 4,
+            'gateway_ip': plan.gateway, 'enable_dhcp': False,
+            'allocation_pools': [{'start': str(plan.subnet[plan.first_host]),
+                                  'end': str(plan.subnet[-2])}],
+            'dns_nameservers': [], 'host_routes': []})
 
     def _stamp(self, item: dict) -> dict:
         item.setdefault('project_id', self.project_id)
@@ -85,9 +99,13 @@ class Network:
         return [
             route('GET', '/v2.0/extensions', self.extensions),
             route('GET', '/v2.0/networks', self.list_of('networks')),
+            route('POST', '/v2.0/networks', self.create_network),
             route('GET', '/v2.0/networks/{id}', self.show_of('networks')),
+            route('DELETE', '/v2.0/networks/{id}', self.delete_network),
             route('GET', '/v2.0/subnets', self.list_of('subnets')),
+            route('POST', '/v2.0/subnets', self.create_subnet),
             route('GET', '/v2.0/subnets/{id}', self.show_of('subnets')),
+            route('DELETE', '/v2.0/subnets/{id}', self.delete_subnet),
             route('GET', '/v2.0/ports', self.list_of('ports')),
             route('POST', '/v2.0/ports', self.create_port),
             route('GET', '/v2.0/ports/{id}', self.show_of('ports')),
@@ -142,11 +160,82 @@ class Network:
             raise _missing(kind[:-1], ident)
         return item
 
+    # -- networks and subnets -----------------------------------------------
+
+    def create_network(self, call: Call) -> Reply:
+        body = call.member('network')
+        network = self._network(new_id(), str(body.get('name', '')))
+        network.update({k: body[k] for k in ('description', 'tags',
+                                              'admin_state_up',
+                                              'port_security_enabled')
+                        if k in body})
+        with self.records.changing() as data:
+            data['networks'][network['id']] = network
+        return Reply(201, {'network': network})
+
+    def delete_network(self, call: Call) -> Reply:
+        network = self._get('networks', call.args['id'])
+        self._refuse_if_used(network['id'], 'NetworkInUse',
+                             f'network {network["id"]}')
+        for subnet_id in network['subnets']:
+            self._remove_subnet(network, subnet_id)
+        with self.records.changing() as data:
+            data['networks'].pop(network['id'], None)
+        return Reply(204)
+
+    def create_subnet(self, call: Call) -> Reply:
+        body = call.member('subnet')
+        network = self._get('networks', str(body.get('network_id')))
+        if network['subnets']:
+            raise ApiError(409, 'SubnetCreateFailed', 'each lab network '
+                           'is one bridge: it has a subnet already')
+        if str(body.get('ip_version', 4)) != '4':
+            raise ApiError(400, 'InvalidInput', 'the lab serves IPv4 only')
+        plan = check_cidr(str(body.get('cidr')))
+        for other in self.records.all('subnets'):
+            if plan.subnet.overlaps(ipaddress.ip_network(other['cidr'])):
+                raise ApiError(409, 'SubnetCreateFailed',
+                               f'{plan.subnet} overlaps subnet '
+                               f'{other["id"]} ({other["cidr"]})')
+        self.bridges.create(network['id'], str(plan.subnet))
+        subnet = self._subnet(new_id(), str(body.get('name', '')),
+                              network['id'], plan)
+        with self.records.changing() as data:
+            data['subnets'][subnet['id']] = subnet
+            data['networks'][network['id']]['subnets'] = [subnet['id']]
+        return Reply(201, {'subnet': subnet})
+
+    def delete_subnet(self, call: Call) -> Reply:
+        subnet = self._get('subnets', call.args['id'])
+        self._refuse_if_used(subnet['network_id'], 'SubnetInUse',
+                             f'subnet {subnet["id"]}')
+        self._remove_subnet(self._get('networks', subnet['network_id']),
+                            subnet['id'])
+        return Reply(204)
+
+    def _refuse_if_used(self, network_id: str, kind: str, what: str) -> None:
+        ports = [p['id'] for p in self.records.all('ports')
+                 if p['network_id'] == network_id]
+        if ports:
+            raise ApiError(409, kind, f'Unable to complete operation on '
+                           f'{what}: one or more ports have an IP '
+                           f'allocation from it ({", ".join(ports[:3])})')
+
+    def _remove_subnet(self, network: dict, subnet_id: str) -> None:
+        self.bridges.remove(network['id'])
+        with self.records.changing() as data:
+            data['subnets'].pop(subnet_id, None)
+            data['networks'][network['id']]['subnets'] = []
+
     # -- ports --------------------------------------------------------------
 
     def create_port(self, call: Call) -> Reply:
         body = call.member('port')
         network = self._get('networks', str(body.get('network_id')))
+        if not network['subnets']:
+            raise ApiError(409, 'IpAddressGenerationFailure',
+                           f'network {network["id"]} has no subnet: a '
+                           'port of the lab needs an address')
         groups = body.get('security_groups')
         for group in groups or []:
             self._get('security_groups', group)

@@ -10,7 +10,8 @@ import threading
 from collections.abc import Iterator
 
 KINDS = ('flavors', 'networks', 'subnets', 'ports', 'security_groups',
-         'security_group_rules', 'server_groups', 'servers', 'volumes')
+         'security_group_rules', 'server_groups', 'servers', 'volumes',
+         'bridges')
 
 
 class Records:

@@ -3,8 +3,8 @@ path prefix (``/compute``, ``/network``, ``/volume``) as devstack lays
 them out; errors in each service's own body format.
 
 Run it with ``python -m kubernetes_mgmt_lab.cloud.server --records FILE
---lab ROOT [--lab ROOT2] --listen IP:PORT --project-id ID``; tests start
-it in a thread with :func:`start`.
+--lab ROOT [--lab ROOT2] [--labs-dir DIR] --listen IP:PORT --project-id
+ID``; tests start it in a thread with :func:`start`.
 """
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from kubernetes_mgmt import redact
 from kubernetes_mgmt_lab import state as lab_state
 from kubernetes_mgmt_lab.cloud.api import ApiError, Call, Reply, dispatch
+from kubernetes_mgmt_lab.cloud.bridges import Bridges
 from kubernetes_mgmt_lab.cloud.compute import Compute
-from kubernetes_mgmt_lab.cloud.machines import Machines
 from kubernetes_mgmt_lab.cloud.network import NETWORK_NAMES, Network
 from kubernetes_mgmt_lab.cloud.records import Records
 from kubernetes_mgmt_lab.cloud.volume import Volume
@@ -33,20 +33,19 @@ SERVICES = ('compute', 'network', 'volume')
 
 class Cloud:
     """The three services over one set of records; network i is lab i's
-    bridge, and its servers are that lab's VMs."""
+    bridge, and its servers are that lab's VMs. A subnet created through
+    the API gets a lab of its own below ``labs_dir``."""
 
     def __init__(self, records_file: str, lab_roots: list[str],
-                 project_id: str):
+                 project_id: str, labs_dir: str | None = None):
         self.records = Records(records_file)
-        self.network = Network(self.records, project_id)
-        machines, compute_hosts = {}, []
+        bridges = Bridges(self.records, labs_dir, lab_roots[0])
+        self.network = Network(self.records, project_id, bridges)
         for name, lab_root in zip(NETWORK_NAMES, lab_roots, strict=False):
             state = lab_state.load(lab_state.state_path(lab_root))
-            net = self.network.ensure_lab_network(name, state.subnet)
-            machines[net['id']] = Machines(lab_root)
-            compute_hosts = compute_hosts or state.compute_hosts
-        self.compute = Compute(self.records, self.network, machines,
-                               compute_hosts, project_id)
+            self.network.ensure_lab_network(name, lab_root, state.subnet)
+        self.compute = Compute(self.records, self.network, bridges.machines,
+                               bridges.compute_hosts, project_id)
         self.volume = Volume(self.records, project_id)
         self.routes = {'compute': self.compute.routes(),
                        'network': self.network.routes(),
@@ -147,9 +146,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def start(records_file: str, lab_roots: list[str], project_id: str,
-          listen: tuple[str, int] = ('127.0.0.1', 0)) -> CloudServer:
+          listen: tuple[str, int] = ('127.0.0.1', 0),
+          labs_dir: str | None = None) -> CloudServer:
     """Serve in a daemon thread; stop with ``shutdown()``."""
-    server = CloudServer(listen, Cloud(records_file, lab_roots, project_id))
+    server = CloudServer(listen, Cloud(records_file, lab_roots, project_id,
+                                       labs_dir))
     threading.Thread(target=server.serve_forever, args=(0.05,),
                      name='lab-cloud', daemon=True).start()
     return server
@@ -165,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
                         dest='labs', metavar='ROOT',
                         help='a lab root: its bridge is a network, its '
                              'VMs are servers (repeat for more networks)')
+    parser.add_argument('--labs-dir', metavar='DIR',
+                        help='where the labs of subnets created through '
+                             'the API go (without it, none can be)')
     parser.add_argument('--listen', required=True, type=listen_address,
                         help='IP:PORT to listen on')
     parser.add_argument('--project-id', required=True,
@@ -173,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format='%(asctime)s %(name)s %(message)s')
     server = CloudServer(args.listen, Cloud(args.records, args.labs,
-                                            args.project_id))
+                                            args.project_id, args.labs_dir))
     LOG.info('lab cloud for %s listening on %s', ', '.join(args.labs),
              server.url)
     return serve_until_stopped(server)

@@ -5,6 +5,7 @@ API boots, and the API process that serves the three services."""
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -41,6 +42,11 @@ def lab_roots(root: Root) -> list[str]:
 
 def records_file(root: Root) -> str:
     return root.of(NAME, RECORDS_FILE)
+
+
+def labs_dir(root: Root) -> str:
+    """Where the labs of networks created through the API go."""
+    return root.of(NAME, 'labs')
 
 
 def lab_name(root: Root, index: int = 0) -> str:
@@ -108,6 +114,7 @@ def start(root: Root, port: int, project_id: str) -> int:
     os.makedirs(root.service_dir(NAME), exist_ok=True)
     labs = [a for r in lab_roots(root) for a in ('--lab', r)]
     return detached.start(MODULE, ['--records', records_file(root), *labs,
+                                   '--labs-dir', labs_dir(root),
                                    '--listen', f'{HOST}:{port}',
                                    '--project-id', project_id],
                           HOST, port, root.log(NAME),
@@ -119,9 +126,11 @@ def stop(pid: int | None) -> None:
 
 
 def remove_labs(root: Root) -> None:
-    """Every VM, bridge and loop device of the root's labs; the cloud's
-    records of them go too."""
-    for where in lab_roots(root):
+    """Every VM, bridge and loop device of the root's labs (also those of
+    networks created through the API); the cloud's records of them go
+    too."""
+    made = sorted(glob.glob(os.path.join(labs_dir(root), '*')))
+    for where in lab_roots(root) + made:
         if lab_name_at(where) is not None:
             teardown(where)
     with contextlib.suppress(FileNotFoundError):
