@@ -51,3 +51,36 @@ def _private_state_key(tmp_path_factory):
     cfg.CONF.set_default('state_key_file', str(path), 'kubernetes_mgmt')
     yield
     cfg.CONF.set_default('state_key_file', default, 'kubernetes_mgmt')
+
+
+@pytest.fixture(scope='session')
+def tacker_site():
+    """OpenStack's control plane with Tacker 16 and the plugin from this
+    checkout, started once per session in a root of its own; stopped and
+    removed at the end (a test may stop it earlier: down is
+    idempotent)."""
+    from kubernetes_mgmt_lab.testing import unavailable_reason
+
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    import shutil
+    import tempfile
+
+    from kubernetes_mgmt_lab.openstack import site
+
+    checkout = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = tempfile.mkdtemp(prefix='kos-test-', dir='/var/tmp')
+    try:
+        yield site.up(root, checkout)
+    finally:
+        if os.path.exists(os.path.join(root, 'openstack.json')):
+            site.down(root)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope='session')
+def site(tacker_site) -> str:
+    """The services root whose real Heat holds the VNF stacks of the
+    tests that call the driver's hooks directly."""
+    return tacker_site.root

@@ -10,6 +10,16 @@ from oslo_config import cfg
 GROUP = 'kubernetes_mgmt_lab'
 
 lab_opts = [
+    cfg.URIOpt('heat_auth_url',
+               help='Keystone v3 URL of the lab\'s real Heat (heat_client = '
+                    'lab); with heat_username, heat_password and '
+                    'heat_project, the admin of the services root.'),
+    cfg.StrOpt('heat_username', default='admin',
+               help='User that reads the stacks (heat_auth_url).'),
+    cfg.StrOpt('heat_password', secret=True,
+               help='Password of heat_username.'),
+    cfg.StrOpt('heat_project', default='admin',
+               help='Project of the stacks (heat_auth_url).'),
     cfg.StrOpt('heat_endpoint',
                help='The Heat double\'s endpoint URL (heat_client = lab).'),
     cfg.StrOpt('heat_token', secret=True,

@@ -25,7 +25,8 @@ from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.kubernetes_mgmt import KubernetesMgmtDriver
 from kubernetes_mgmt_lab import conf as lab_conf
 from kubernetes_mgmt_lab import tacker_shapes
-from kubernetes_mgmt_lab.manager import Lab
+from kubernetes_mgmt_lab.manager import ROLES, Lab
+from kubernetes_mgmt_lab.openstack import vnf_stack
 
 GROUP = 'kubernetes_mgmt'
 # The groups of the driver config ``lab up`` writes: the product's and
@@ -205,7 +206,7 @@ def refresh_vnfc_resources(lab: Lab, instance) -> None:
            for v in info.vnfc_resource_info or []}
     entries = []
     state = lab.state
-    for host in state.hosts:
+    for host in (h for h in state.hosts if h.role in ROLES):
         key = host.member_stack_id or host.name
         previous = old.get(key)
         entries.append(shapes.VnfcResourceInfo(
@@ -259,9 +260,13 @@ def registered_vims(lab: Lab) -> list:
 
 
 def heat_client(lab: Lab):
+    """A heatclient for the lab's stack: the services' real Heat for a
+    VNF stack's lab (vnf_stack.py), else the Heat double."""
     from heatclient import client
 
     state = lab.state
+    if state.site_root:
+        return vnf_stack.Site.of(state.site_root).heat()
     return client.Client('1', endpoint=state.heat_url,
                          token=state.heat_token)
 
@@ -272,14 +277,26 @@ def _hosts(lab: Lab, role: str):
 
 def _set_capacity(lab: Lab, role: str, count: int) -> None:
     heat = heat_client(lab)
-    server = lab.state.layout_for(role).server
-    heat.stacks.update(lab.state.stack_id, existing=True, parameters={
-        'nfv': json.dumps({'VDU': {server: {'desired_capacity': count}}})})
+    state = lab.state
+    server = state.layout_for(role).server
+    if state.site_root:
+        # Tacker's own stack updates send the whole nfv parameter.
+        nfv = json.loads(heat.stacks.get(state.stack_id).parameters['nfv'])
+        nfv['VDU'][server]['desired_capacity'] = count
+    else:
+        nfv = {'VDU': {server: {'desired_capacity': count}}}
+    heat.stacks.update(state.stack_id, existing=True,
+                       parameters={'nfv': json.dumps(nfv)})
     _check_update(heat, lab)
 
 
 def _check_update(heat, lab: Lab) -> None:
-    stack = heat.stacks.get(lab.state.stack_id)
+    state = lab.state
+    if state.site_root:
+        vnf_stack.wait(heat, state.stack_id, 'UPDATE')
+        vnf_stack.sync_hosts(lab, heat, state.stack_id)
+        return
+    stack = heat.stacks.get(state.stack_id)
     if stack.stack_status != 'UPDATE_COMPLETE':
         raise RuntimeError(f'lab stack update failed: '
                            f'{stack.stack_status_reason}')
@@ -413,7 +430,8 @@ def heal_whole(lab: Lab, instance) -> None:
 def respawn(lab: Lab, instance) -> None:
     """Tacker's _respawn_vnf: the stack deleted and created again; the
     new stack's id and VNFCs are recorded in the instance."""
-    state = lab.recreate_stack()
+    state = vnf_stack.recreate(lab) if lab.state.site_root \
+        else lab.recreate_stack()
     info = instance.instantiated_vnf_info
     info.instance_id = state.stack_id
     info.vnfc_resource_info = []

@@ -303,11 +303,25 @@ class Lab:
             shutil.copytree(source, os.path.join(self.package_dir, where),
                             dirs_exist_ok=True)
 
-    def _write_driver_config(self) -> None:
+    def write_files(self, heat_auth: dict[str, str]) -> None:
+        """The VNF package directory and the driver config of a lab whose
+        stack is in a real Heat (``heat_auth``: its admin's Keystone
+        credentials)."""
+        self._write_package()
+        self._write_driver_config(heat_auth)
+
+    def _write_driver_config(self, heat_auth: dict[str, str] | None = None
+                             ) -> None:
         path = self.driver_conf_path
         with lab_state.locked(self.state_file) as st:
             st.config_file = path
             site = st.mirror_url
+            heat = (f'heat_endpoint = {st.heat_url}\n'
+                    f'heat_token = {st.heat_token}\n') if not heat_auth \
+                else (f'heat_auth_url = {heat_auth["auth_url"]}\n'
+                      f'heat_username = {heat_auth["username"]}\n'
+                      f'heat_password = {heat_auth["password"]}\n'
+                      f'heat_project = {heat_auth["project_name"]}\n')
             text = (
                 '# Points the Kubernetes Mgmt Driver at this lab.\n'
                 '[kubernetes_mgmt]\n'
@@ -323,8 +337,7 @@ class Lab:
                 f'state_key_file = {self.state_key_file}\n'
                 'host_key_checking = true\n'
                 '\n[kubernetes_mgmt_lab]\n'
-                f'heat_endpoint = {st.heat_url}\n'
-                f'heat_token = {st.heat_token}\n'
+                f'{heat}'
                 f'vnf_package_dir = {self.package_dir}\n'
                 f'vim_registry_file = {self.vim_registry_file}\n'
                 f'state_file = {self.state_file}\n')

@@ -25,8 +25,19 @@ def _lab_options(conf: Any = None) -> Any:
 
 
 def heat_client(vnf_instance: Any, context: Any = None) -> Any:
-    """A heatclient for the lab's Heat double (``heat_client = lab``)."""
+    """A heatclient for the lab's Heat (``heat_client = lab``): the real
+    one of a services root (``heat_auth_url``), else the Heat double."""
     options = _lab_options()
+    if options.heat_auth_url:
+        from kubernetes_mgmt_lab.openstack.vnf_stack import heat_client
+
+        redact.register(options.heat_password)
+        return heat_client({
+            'auth_url': options.heat_auth_url,
+            'username': options.heat_username,
+            'password': options.heat_password,
+            'project_name': options.heat_project,
+            'user_domain_id': 'default', 'project_domain_id': 'default'})
     if not options.heat_endpoint:
         raise MgmtDriverError(
             f'heat_client = lab needs [{GROUP}] heat_endpoint (and '

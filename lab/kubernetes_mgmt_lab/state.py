@@ -81,6 +81,8 @@ class LabState:
     layouts: list[GroupLayout] = field(default_factory=list)
     hosts: list[LabHost] = field(default_factory=list)
     config_file: str = ''       # driver config that points at this lab
+    site_root: str = ''         # a VNF stack's lab: the services root
+    network_id: str = ''        # ... and its network there
     install_delay: float = 0.0  # seconds emulated installs take (demo)
     mirror_port: int = 0        # the site mirror (apt key, CNI manifests)
     mirror_pid: int | None = None

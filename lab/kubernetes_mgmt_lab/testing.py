@@ -50,8 +50,16 @@ def new_lab_args() -> dict:
 
 
 @contextlib.contextmanager
-def throwaway_lab(masters: int = 1, workers: int = 1, **options):
-    """A lab with its own name, root and subnet, always torn down."""
+def throwaway_lab(masters: int = 1, workers: int = 1,
+                  site: str | None = None, **options):
+    """A lab with its own name, root and subnet, always torn down. With
+    ``site`` (a services root) its VMs are a VNF stack in that root's
+    real Heat, on a network of their own (``options``: ``storage``,
+    ``anti_affinity``)."""
+    if site is not None:
+        with stack_lab(site, masters, workers, **options) as lab:
+            yield lab
+        return
     from kubernetes_mgmt_lab.manager import Lab
 
     args = new_lab_args()
@@ -64,6 +72,22 @@ def throwaway_lab(masters: int = 1, workers: int = 1, **options):
         yield lab
     finally:
         lab.down()
+
+
+@contextlib.contextmanager
+def stack_lab(site: str, masters: int, workers: int, storage: bool = False,
+              anti_affinity: bool = False):
+    """A VNF stack of the services at ``site`` (vnf_stack.py), deleted
+    with its network at the end."""
+    from kubernetes_mgmt_lab.openstack import vnf_stack
+
+    layout = vnf_stack.Layout(masters, workers, storage, anti_affinity)
+    lab = vnf_stack.up(site, layout, 'kt' + secrets.token_hex(3),
+                       free_subnet())
+    try:
+        yield lab
+    finally:
+        vnf_stack.down(lab)
 
 
 def api_status(vim: dict, token: str) -> int:

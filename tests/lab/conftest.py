@@ -49,26 +49,3 @@ def lab():
         yield the_lab
     finally:
         the_lab.down()
-
-
-@pytest.fixture(scope='session')
-def tacker_site():
-    """OpenStack's control plane with Tacker 16 and the plugin from this
-    checkout, started once per session in a root of its own; stopped and
-    removed at the end (a test may stop it earlier: down is
-    idempotent)."""
-    require_lab()
-    import os
-    import tempfile
-
-    from kubernetes_mgmt_lab.openstack import site
-
-    checkout = os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))
-    root = tempfile.mkdtemp(prefix='kos-test-', dir='/var/tmp')
-    try:
-        yield site.up(root, checkout)
-    finally:
-        if os.path.exists(os.path.join(root, 'openstack.json')):
-            site.down(root)
-        shutil.rmtree(root, ignore_errors=True)

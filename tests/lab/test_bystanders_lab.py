@@ -29,11 +29,11 @@ SSH_CONNECT_DEADLINE = 120
 
 
 @pytest.fixture(scope='module')
-def cluster():
+def cluster(site):
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
-    with driving.instantiated_lab(2, 2) as pair:
+    with driving.instantiated_lab(2, 2, site=site) as pair:
         yield pair
 
 

@@ -30,11 +30,11 @@ WATCHED = ('/etc/hosts', '/etc/haproxy/haproxy.cfg',
 
 
 @pytest.fixture(scope='module')
-def ha():
+def ha(site):
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
-    with driving.instantiated_lab(2, 1) as pair:
+    with driving.instantiated_lab(2, 1, site=site) as pair:
         yield pair
 
 

@@ -30,20 +30,20 @@ def _require_lab() -> None:
         pytest.skip(reason)
 
 
-def _instantiated(masters: int, workers: int):
+def _instantiated(site, masters: int, workers: int):
     _require_lab()
-    with driving.instantiated_lab(masters, workers) as pair:
+    with driving.instantiated_lab(masters, workers, site=site) as pair:
         yield pair
 
 
 @pytest.fixture(scope='module')
-def simple():
-    yield from _instantiated(1, 2)
+def simple(site):
+    yield from _instantiated(site, 1, 2)
 
 
 @pytest.fixture(scope='module')
-def ha():
-    yield from _instantiated(3, 2)
+def ha(site):
+    yield from _instantiated(site, 3, 2)
 
 
 def nodes_by_role(lab):
@@ -143,9 +143,9 @@ def test_vip_fails_over_when_haproxy_stops(ha):
     lab.run_in_host(holders[0], ['systemctl', 'start', 'haproxy'])
 
 
-def test_failed_join_names_host_and_step_and_rerun_completes():
+def test_failed_join_names_host_and_step_and_rerun_completes(site):
     _require_lab()
-    with throwaway_lab(1, 2) as lab, driving.driver_options(lab):
+    with throwaway_lab(1, 2, site=site) as lab, driving.driver_options(lab):
         victim = lab.state.hosts[2]
         inject_fault(lab.state.cluster_dir, victim.name, 'kubeadm join',
                      'injected: connection reset')
@@ -191,13 +191,13 @@ def _package_of_another_contract(lab) -> str:
     return str(package)
 
 
-def test_old_contract_refused_untouched_then_air_gapped_sandbox_image():
+def test_old_contract_refused_untouched_then_air_gapped_sandbox_image(site):
     """A package whose script speaks another contract, or a setting that
     makes a role's configuration break the contract, is refused before
     any VM is touched; with the right package and image_repository set,
     containerd on every node pins the sandbox image from the mirror."""
     _require_lab()
-    with throwaway_lab(1, 1) as lab:
+    with throwaway_lab(1, 1, site=site) as lab:
         view = ClusterView(lab.state.cluster_dir)
         hosts = lab.state.hosts
         logins = {h.name: lab.ssh_accepts(h.name) for h in hosts}

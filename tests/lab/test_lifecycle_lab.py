@@ -1,11 +1,12 @@
 """scale, heal and terminate against the lab, hooks driven as Tacker does
-(``driving``: *_start hook, Heat stack update through the lab's Heat API,
+(``driving``: *_start hook, the stack update in the services' real Heat,
 vnfc_resource_info refreshed, *_end hook).
 
 One HA cluster (3 masters + 2 workers) goes through the whole lifecycle,
 test by test in file order; a simple cluster checks the refusal that only
-it can show. Real: SSH, Heat API, install script, HAProxy, keepalived.
-Emulated: the Kubernetes binaries.
+it can show. Real: SSH, Keystone and Heat, install script, HAProxy,
+keepalived. Emulated: the compute and network APIs below Heat, the
+Kubernetes binaries.
 """
 from __future__ import annotations
 
@@ -39,11 +40,11 @@ WATCHED_FILES = ('/etc/hosts', '/etc/haproxy/haproxy.cfg',
                  '/etc/keepalived/keepalived.conf')
 
 
-def _instantiated(masters: int, workers: int):
+def _instantiated(site, masters: int, workers: int):
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
-    with driving.instantiated_lab(masters, workers) as pair:
+    with driving.instantiated_lab(masters, workers, site=site) as pair:
         yield pair
 
 
@@ -61,13 +62,13 @@ def simple_lab(simple):
 
 
 @pytest.fixture(scope='module')
-def ha():
-    yield from _instantiated(3, 2)
+def ha(site):
+    yield from _instantiated(site, 3, 2)
 
 
 @pytest.fixture(scope='module')
-def simple():
-    yield from _instantiated(1, 1)
+def simple(site):
+    yield from _instantiated(site, 1, 1)
 
 
 # -- helpers ------------------------------------------------------------------
@@ -354,6 +355,11 @@ class VipProbe:
         return sum(1 for _, ok in self.results if not ok)
 
 
+def at_ip(lab, ip: str):
+    """The lab host at ``ip`` (a healed VM keeps its port's address)."""
+    return next(h for h in lab.state.hosts if h.ip == ip and h.plugged)
+
+
 def _vip_holder(lab):
     for host in lab.state.hosts:
         if host.role == 'master' and f' {lab.state.vip}/' in \
@@ -375,11 +381,11 @@ def test_heal_of_the_master_holding_the_vip(ha_lab):
         driving.heal(lab, instance, [driving.vnfc_of(instance, old)])
         heal_seconds = time.monotonic() - started
         # heal_end waited until the rebuilt VRRP MASTER took the VIP back
-        assert _vip_holder(lab).name == old.name
+        assert _vip_holder(lab).ip == old.ip
         time.sleep(1.0)
-    healed = lab.state.host(old.name)
+    healed = at_ip(lab, old.ip)     # a new VM on the same port
     assert healed.server_id != old.server_id
-    assert lab.host_public_keys(old.name) != {}
+    assert lab.host_public_keys(healed.name) != {}
 
     members = view(lab).etcd_members()
     assert len(members) == 3
@@ -406,16 +412,17 @@ def test_heal_of_a_worker(ha_lab):
     name = node_name(old)
     events = len(view(lab).events())
     driving.heal(lab, instance, [driving.vnfc_of(instance, old)])
-    assert lab.state.host(old.name).server_id != old.server_id
+    healed = at_ip(lab, old.ip)
+    assert healed.server_id != old.server_id
     assert_cluster_matches_lab(lab, instance)
     recent = [(e['host'], e['argv'][3] if e['argv'][0] == 'kubectl'
                else ' '.join(e['argv'][:2]))
               for e in view(lab).events()[events:]
-              if name in e['argv'] or e['host'] == old.name]
+              if name in e['argv'] or e['host'] == healed.name]
     helper = recent[0][0]
     assert recent[:3] == [(helper, 'cordon'), (helper, 'drain'),
                           (helper, 'delete')]
-    assert (old.name, 'kubeadm join') in recent[3:]
+    assert (healed.name, 'kubeadm join') in recent[3:]
 
 
 def test_heal_of_the_whole_vnf_reinstalls_and_registers_again(ha_lab):

@@ -63,8 +63,9 @@ def stale_vim_named_like(lab) -> None:
             'used_by': []}]}, f)
 
 
-def test_two_instances_then_a_rerun_each_keep_their_own_real_token():
-    with throwaway_lab(1, 1) as first, throwaway_lab(1, 1) as second:
+def test_two_instances_then_a_rerun_each_keep_their_own_real_token(site):
+    with throwaway_lab(1, 1, site=site) as first, \
+            throwaway_lab(1, 1, site=site) as second:
         stale_vim_named_like(first)
         with driving.driver_options(first):
             request, instance = driving.new_instance(first)

@@ -16,12 +16,12 @@ pytestmark = pytest.mark.lab
 
 
 @pytest.fixture(scope='module')
-def ha_lab(tmp_path_factory):
+def ha_lab(site, tmp_path_factory):
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
     request = tmp_path_factory.mktemp('plan') / 'instantiate.json'
-    with throwaway_lab(3, 2) as lab:
+    with throwaway_lab(3, 2, site=site) as lab:
         request.write_text(json.dumps(driving.request_body(lab)))
         yield lab, request
 

@@ -118,9 +118,9 @@ def _no_package_installed_again(run: Rerun) -> list[list[str]]:
     return installs
 
 
-def test_failure_at_the_cni_apply_is_finished_without_a_second_init():
+def test_failure_at_the_cni_apply_is_finished_without_a_second_init(site):
     _require_lab()
-    with throwaway_lab(1, 1) as lab:
+    with throwaway_lab(1, 1, site=site) as lab:
         master, worker = (h.name for h in lab.state.hosts)
         run = _fail_then_rerun(lab, master, 'kubectl apply')
         assert f'@{_ip(lab, master)}] init' in run.first_error
@@ -134,9 +134,9 @@ def test_failure_at_the_cni_apply_is_finished_without_a_second_init():
         assert _no_package_installed_again(run) == []
 
 
-def test_half_finished_init_is_reset_and_done_again():
+def test_half_finished_init_is_reset_and_done_again(site):
     _require_lab()
-    with throwaway_lab(1, 1) as lab:
+    with throwaway_lab(1, 1, site=site) as lab:
         master, worker = (h.name for h in lab.state.hosts)
 
         def admin_conf_written(lab):
@@ -156,12 +156,13 @@ def test_half_finished_init_is_reset_and_done_again():
 
 
 @pytest.mark.parametrize('stage', ['kubelet-start', 'etcd-member'])
-def test_half_finished_control_plane_join_is_undone_and_joined_again(stage):
+def test_half_finished_control_plane_join_is_undone_and_joined_again(
+        site, stage):
     """kubelet.conf written (kubelet-start), or the etcd member added
     too (etcd-member): the node is reset, its member removed through the
     first master, and it joins again; the first master is untouched."""
     _require_lab()
-    with throwaway_lab(3, 1) as lab:
+    with throwaway_lab(3, 1, site=site) as lab:
         hosts = lab.state.hosts
         first, victim, third, worker = (h.name for h in hosts)
         view = ClusterView(lab.state.cluster_dir)
@@ -192,9 +193,9 @@ def test_half_finished_control_plane_join_is_undone_and_joined_again(stage):
         assert _no_package_installed_again(run) == []
 
 
-def test_half_finished_worker_join_is_reset_and_joined_again():
+def test_half_finished_worker_join_is_reset_and_joined_again(site):
     _require_lab()
-    with throwaway_lab(1, 2) as lab:
+    with throwaway_lab(1, 2, site=site) as lab:
         master, done, victim = (h.name for h in lab.state.hosts)
 
         def left_behind(lab):
@@ -236,12 +237,12 @@ def test_half_finished_worker_join_is_reset_and_joined_again():
         assert again.commands('kubeadm', 'init') == []
 
 
-def test_heal_end_rerun_completes_a_master_join_that_failed_before_etcd():
+def test_heal_end_rerun_completes_a_master_join_that_failed_before_etcd(site):
     """The rebuilt master's join dies after writing kubelet.conf, before
     its etcd member: heal_end run again resets it and joins it, and
     nothing else joins or resets."""
     _require_lab()
-    with driving.instantiated_lab(3, 1) as (lab, instance), \
+    with driving.instantiated_lab(3, 1, site=site) as (lab, instance), \
             driving.driver_options(lab):
         view = ClusterView(lab.state.cluster_dir)
         victim = lab.state.hosts[2]

@@ -89,13 +89,13 @@ def files_holding(lab, host: str, secrets: list[str]) -> dict[str, list]:
     return found, read
 
 
-def test_no_join_secret_left_on_a_vm_or_seen_on_a_command_line(
+def test_no_join_secret_left_on_a_vm_or_seen_on_a_command_line(site,
         monkeypatch):
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
     recorder = Recorder(monkeypatch)
-    with throwaway_lab(3, 1) as lab, driving.driver_options(lab):
+    with throwaway_lab(3, 1, site=site) as lab, driving.driver_options(lab):
         request, instance = driving.new_instance(lab)
         driving.instantiate_end(request, instance, lab)
         driving.scale_out(lab, instance, 1)

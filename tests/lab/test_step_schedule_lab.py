@@ -29,11 +29,11 @@ HELD = 600.0
 EARLY_JOIN_DEADLINE = 240.0
 
 
-def _instantiate_with_uneven_preparation(masters: int):
+def _instantiate_with_uneven_preparation(site, masters: int):
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
-    with throwaway_lab(masters, len(EARLY_PREPARE) + 1) as lab:
+    with throwaway_lab(masters, len(EARLY_PREPARE) + 1, site=site) as lab:
         view = ClusterView(lab.state.cluster_dir)
         workers = [h for h in lab.state.hosts if h.role == 'worker']
         delays = {h.name: MASTER_PREPARE for h in lab.state.hosts
@@ -70,8 +70,8 @@ def _instantiate(request, instance, lab, failure: list) -> None:
 
 
 @pytest.fixture(scope='module', params=[1, 3], ids=['simple', 'ha'])
-def uneven(request):
-    yield from _instantiate_with_uneven_preparation(request.param)
+def uneven(request, site):
+    yield from _instantiate_with_uneven_preparation(site, request.param)
 
 
 def _first(view, host, command):

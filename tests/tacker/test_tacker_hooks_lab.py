@@ -34,11 +34,11 @@ DRIVER = 'mgmt-drivers-kubernetes'
 
 
 @pytest.fixture(scope='module')
-def lab():
+def lab(site):
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
-    with throwaway_lab(1, 1) as the_lab:
+    with throwaway_lab(1, 1, site=site) as the_lab:
         yield the_lab
 
 

@@ -1,0 +1,355 @@
+"""A VNF's stack in the services' real Heat, on a network of its own, as
+Tacker's OpenStack infra driver leaves it: what tests that call the
+driver's hooks directly (and the benchmarks) run against.
+
+The stack is the sample package's BaseHOT of the flavour the layout
+needs (``complex`` for several masters, ``podaffinity`` for workers in an
+anti-affinity group, else ``simple``), with the groups' sizes freed
+(the driver never reads them) and the ``nfv`` parameter Tacker's user
+data would pass. Its servers are lab VMs that the lab cloud boots on the
+network's own bridge: the lab at ``cloud/labs/<name>`` of the services
+root, whose hosts get the role of the VDU behind them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from kubernetes_mgmt import redact
+from kubernetes_mgmt.remote.retry import poll
+from kubernetes_mgmt.vnf_package.layout import sample_package_dir
+from kubernetes_mgmt_lab import state as lab_state
+from kubernetes_mgmt_lab.cloud.bridges import lab_name
+from kubernetes_mgmt_lab.errors import LabError
+from kubernetes_mgmt_lab.manager import Lab, default_layouts
+from kubernetes_mgmt_lab.openstack import cloud, keystone
+from kubernetes_mgmt_lab.openstack.layout import REGION, Root
+from kubernetes_mgmt_lab.openstack.state import ServicesState
+
+LOG = redact.get_logger(__name__)
+IMAGE_NAME = 'kubernetes-mgmt-lab-vm'
+FLAVOR = 'm1.small'
+VOLUME_GIB = 1
+VIP_PORT = 'vip_CP'
+STACK_TIMEOUT = 300.0
+ROLE_OF_VDU = {layout.server: layout.role for layout in default_layouts()}
+
+
+@dataclass(frozen=True)
+class Site:
+    """How to reach the services of a root as their admin."""
+
+    root: Root
+    auth_url: str
+    password: str
+
+    @classmethod
+    def of(cls, root_path: str) -> Site:
+        root = Root(root_path)
+        state = ServicesState.load(root)
+        redact.register(state.passwords['admin'])
+        return cls(root, keystone.url(state.ports['keystone']) + '/v3',
+                   state.passwords['admin'])
+
+    def auth(self) -> dict[str, str]:
+        return {'auth_url': self.auth_url, 'username': 'admin',
+                'password': self.password, 'project_name': 'admin',
+                'user_domain_id': 'default', 'project_domain_id': 'default'}
+
+    def connection(self):
+        import openstack
+
+        return openstack.connect(auth=self.auth(), region_name=REGION,
+                                 identity_api_version='3')
+
+    def heat(self):
+        return heat_client(self.auth())
+
+
+def heat_client(auth: dict[str, str]):
+    """A heatclient on a keystone session (tokens renew themselves)."""
+    from heatclient import client
+    from keystoneauth1 import session
+    from keystoneauth1.identity import v3
+
+    return client.Client('1', session=session.Session(
+        auth=v3.Password(**auth)), region_name=REGION)
+
+
+# -- the stack ----------------------------------------------------------------
+
+def flavour_for(masters: int, anti_affinity: bool, storage: bool) -> str:
+    if storage:
+        if masters > 1 or anti_affinity:
+            raise LabError('a storage server comes with one master and no '
+                           'anti-affinity (flavour simple)')
+        return 'simple'
+    if anti_affinity:
+        return 'podaffinity'
+    return 'complex' if masters > 1 else 'simple'
+
+
+def templates(flavour: str) -> tuple[dict, dict[str, str]]:
+    """The flavour's top template (groups freed) and its nested files."""
+    base = Path(sample_package_dir()) / 'BaseHOT' / flavour
+    top = yaml.safe_load((base / f'kubernetes_mgmt_{flavour}.hot.yaml')
+                         .read_text(encoding='utf-8'))
+    for resource in top['resources'].values():
+        if resource['type'] == 'OS::Heat::AutoScalingGroup':
+            resource['properties'].update(min_size=0, max_size=32)
+    files = {p.name: p.read_text(encoding='utf-8')
+             for p in sorted((base / 'nested').glob('*.yaml'))}
+    return top, files
+
+
+def nfv_paths(*templates_: dict) -> list[list[str]]:
+    """Every ``get_param: [nfv, ...]`` path of the templates."""
+    found: list[list[str]] = []
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            param = node.get('get_param')
+            if isinstance(param, list) and param and param[0] == 'nfv':
+                found.append([str(p) for p in param[1:]])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    for template in templates_:
+        walk(template)
+    return found
+
+
+def nfv_param(paths: list[list[str]], counts: dict[str, int],
+              image_id: str, network_id: str) -> dict:
+    """The ``nfv`` parameter as the sample user data makes it."""
+    values = {'flavor': FLAVOR, 'image': image_id, 'size': VOLUME_GIB,
+              'network': network_id}
+    nfv: dict = {'VDU': {}, 'CP': {}}
+    for kind, name, key in (p for p in paths if len(p) == 3):
+        entry = nfv[kind].setdefault(name, {})
+        if key == 'desired_capacity':
+            entry[key] = counts.get(ROLE_OF_VDU.get(name, ''), 0)
+        elif key in values:
+            entry[key] = values[key]
+    return nfv
+
+
+@dataclass(frozen=True)
+class Layout:
+    masters: int
+    workers: int
+    storage: bool = False
+    anti_affinity: bool = False
+
+    @property
+    def flavour(self) -> str:
+        return flavour_for(self.masters, self.anti_affinity, self.storage)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {'master': self.masters, 'worker': self.workers}
+
+
+def create_stack(site: Site, name: str, layout: Layout, network_id: str,
+                 image_id: str) -> str:
+    """Create the VNF's stack and wait for it; its id."""
+    top, files = templates(layout.flavour)
+    nested = [yaml.safe_load(text) for text in files.values()]
+    params = {'nfv': json.dumps(nfv_param(nfv_paths(top, *nested),
+                                          layout.counts, image_id,
+                                          network_id))}
+    if 'storage_server_enabled' in top.get('parameters', {}):
+        params['storage_server_enabled'] = str(layout.storage).lower()
+    heat = site.heat()
+    created = heat.stacks.create(stack_name=name, template=top,
+                                 files=files, parameters=params)
+    stack_id = created['stack']['id']
+    wait(heat, stack_id, 'CREATE')
+    return stack_id
+
+
+def wait(heat, stack_id: str, action: str) -> None:
+    """Until Heat ends ``action`` on the stack; its reason if it failed."""
+    def settled():
+        stack = heat.stacks.get(stack_id)
+        return None if stack.stack_status.endswith('_IN_PROGRESS') \
+            else stack
+    stack = poll(settled, deadline=STACK_TIMEOUT,
+                 what=f'stack {stack_id} {action}')
+    if stack.stack_status != f'{action}_COMPLETE':
+        raise LabError(f'stack {stack_id}: {stack.stack_status}: '
+                       f'{stack.stack_status_reason}')
+
+
+def delete_stack(site: Site, stack_id: str) -> None:
+    from heatclient import exc
+
+    heat = site.heat()
+    heat.stacks.delete(stack_id)
+
+    def gone():
+        try:
+            stack = heat.stacks.get(stack_id)
+        except exc.HTTPNotFound:
+            return True
+        if stack.stack_status == 'DELETE_FAILED':
+            raise LabError(f'stack {stack_id}: DELETE_FAILED: '
+                           f'{stack.stack_status_reason}')
+        return stack.stack_status == 'DELETE_COMPLETE'
+    poll(gone, deadline=STACK_TIMEOUT, what=f'stack {stack_id} DELETE')
+
+
+# -- which VM is which ------------------------------------------------------
+
+@dataclass(frozen=True)
+class Member:
+    """A server of the stack, as Heat knows it."""
+
+    server_id: str
+    role: str
+    member_name: str | None
+    member_stack_id: str | None
+    volume_ids: dict[str, str]
+
+
+def members(heat, stack_id: str) -> Iterator[Member]:
+    """The stack's servers: group members (by the group's resources) and
+    servers of the top stack."""
+    top = {r.resource_name: r for r in heat.resources.list(stack_id)}
+    for layout in default_layouts():
+        if layout.group and layout.group in top:
+            group = top[layout.group].physical_resource_id
+            for member in heat.resources.list(group):
+                server = heat.resources.get(member.physical_resource_id,
+                                            layout.server)
+                yield Member(server.physical_resource_id, layout.role,
+                             member.resource_name,
+                             member.physical_resource_id, {})
+        elif not layout.group and top.get(layout.server) is not None:
+            yield Member(top[layout.server].physical_resource_id,
+                         layout.role, None, None,
+                         {v: top[v].physical_resource_id
+                          for v in layout.volumes if v in top})
+
+
+def sync_hosts(lab: Lab, heat, stack_id: str) -> None:
+    """Give each lab host the role and Heat ids of its server; the
+    stack's id and name go to the lab's state."""
+    known = {m.server_id: m for m in members(heat, stack_id)}
+    stack = heat.stacks.get(stack_id)
+    vip = vip_address(heat, stack_id)
+    with lab_state.locked(lab.state_file) as st:
+        st.stack_id, st.stack_name = stack_id, stack.stack_name
+        st.vip = vip
+        for host in st.hosts:
+            member = known.get(host.server_id)
+            if member is None:
+                continue
+            host.role = member.role
+            host.member_name = member.member_name
+            host.member_stack_id = member.member_stack_id
+            _name_volumes(host, member.volume_ids)
+
+
+def vip_address(heat, stack_id: str) -> str | None:
+    """The address of the VIP port (flavours with several masters)."""
+    found = {r.resource_name for r in heat.resources.list(stack_id)}
+    if VIP_PORT not in found:
+        return None
+    fixed = heat.resources.get(stack_id, VIP_PORT).attributes.get(
+        'fixed_ips')
+    return fixed[0]['ip_address'] if fixed else None
+
+
+def _name_volumes(host, volume_ids: dict[str, str]) -> None:
+    """The cloud names a VM's volumes disk0, disk1...; Heat by resource."""
+    by_id = {v: k for k, v in host.volume_ids.items()}
+    for resource, volume_id in volume_ids.items():
+        key = by_id.get(volume_id)
+        if key is None or key == resource:
+            continue
+        for field_ in ('volume_ids', 'volume_gib', 'guest_devices',
+                       'volume_devices'):
+            values = getattr(host, field_)
+            if key in values:
+                values[resource] = values.pop(key)
+
+
+# -- a lab of one VNF stack -------------------------------------------------
+
+def ensure_image(site: Site) -> str:
+    """The Glance image the VMs boot from (one per services root)."""
+    conn = site.connection()
+    image = conn.image.find_image(IMAGE_NAME)
+    if image is None:
+        image = conn.image.create_image(
+            name=IMAGE_NAME, disk_format='raw', container_format='bare',
+            data=bytes(1024), allow_duplicates=True)
+    return image.id
+
+
+def up(site_root: str, layout: Layout, name: str, subnet: str) -> Lab:
+    """A network of its own (a new lab), the VNF's stack on it; the lab,
+    with the driver config that points the hooks at this Heat."""
+    site = Site.of(site_root)
+    conn = site.connection()
+    started = time.monotonic()
+    network = conn.network.create_network(name=name)
+    try:
+        conn.network.create_subnet(network_id=network.id, cidr=subnet,
+                                   ip_version=4, name=f'{name}-subnet')
+        lab = Lab.load(os.path.join(cloud.labs_dir(site.root),
+                                    lab_name(network.id)))
+        stack_id = create_stack(site, f'vnflcm_{name}', layout, network.id,
+                                ensure_image(site))
+        sync_hosts(lab, site.heat(), stack_id)
+    except BaseException:
+        down_network(site, network.id)
+        raise
+    with lab_state.locked(lab.state_file) as st:
+        st.site_root, st.network_id = site.root.path, network.id
+        st.anti_affinity = layout.anti_affinity
+    lab.write_files(heat_auth=site.auth())
+    LOG.info('lab %s: stack %s on network %s in %.1f s', lab.state.name,
+             stack_id, network.id, time.monotonic() - started)
+    return lab
+
+
+def recreate(lab: Lab) -> lab_state.LabState:
+    """Heal the whole VNF as Tacker does: the stack deleted and created
+    again (a new stack id, every VM new)."""
+    state = lab.state
+    site = Site.of(state.site_root)
+    roles = [h.role for h in state.hosts]
+    layout = Layout(roles.count('master'), roles.count('worker'),
+                    'storage' in roles, state.anti_affinity)
+    delete_stack(site, state.stack_id)
+    stack_id = create_stack(site, state.stack_name, layout,
+                            state.network_id, ensure_image(site))
+    sync_hosts(lab, site.heat(), stack_id)
+    return lab.state
+
+
+def down(lab: Lab) -> None:
+    """The stack and the network (and with it the lab) go."""
+    state = lab.state
+    site = Site.of(state.site_root)
+    try:
+        delete_stack(site, state.stack_id)
+    finally:
+        down_network(site, state.network_id)
+
+
+def down_network(site: Site, network_id: str) -> None:
+    conn = site.connection()
+    for port in conn.network.ports(network_id=network_id):
+        conn.network.delete_port(port)
+    conn.network.delete_network(network_id, ignore_missing=True)
