@@ -392,10 +392,7 @@ def _collect(chan: paramiko.Channel,
     fd = chan.fileno()
     eof_deadline: float | None = None
     while True:
-        while chan.recv_ready():
-            out.append(chan.recv(_CHUNK))
-        while chan.recv_stderr_ready():
-            err.append(chan.recv_stderr(_CHUNK))
+        _drain(chan, out, err)
         if chan.eof_received:
             break
         now = time.monotonic()
@@ -407,9 +404,19 @@ def _collect(chan: paramiko.Channel,
             raise _Expired(b''.join(err))
         wait = min(deadline, eof_deadline or deadline) - now
         select.select([fd], [], [], max(0.0, min(wait, 1.0)))
+    # The last data may have come with the EOF, after the drain above.
+    _drain(chan, out, err)
     if not chan.status_event.wait(max(0.0, deadline - time.monotonic())):
         raise _Expired(b''.join(err))
     return chan.exit_status, b''.join(out), b''.join(err)
+
+
+def _drain(chan: paramiko.Channel, out: list[bytes],
+           err: list[bytes]) -> None:
+    while chan.recv_ready():
+        out.append(chan.recv(_CHUNK))
+    while chan.recv_stderr_ready():
+        err.append(chan.recv_stderr(_CHUNK))
 
 
 def _process_group(err: bytes) -> int | None:
