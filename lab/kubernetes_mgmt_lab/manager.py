@@ -485,6 +485,14 @@ class Lab:
     def host(self, name: str) -> LabHost:
         return self._host(self.state, name)
 
+    def host_at(self, ip: str) -> LabHost:
+        """The VM on the bridge at ``ip`` (after a heal through Heat, a
+        new VM with a new name on the same port)."""
+        for host in self.state.hosts:
+            if host.ip == ip and host.plugged:
+                return host
+        raise LabError(f'no lab VM at {ip}')
+
     # -- inside a host -------------------------------------------------------
 
     def run_in_host(self, name: str, argv: list[str], *,

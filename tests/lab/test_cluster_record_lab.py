@@ -75,7 +75,7 @@ def test_later_operations_follow_the_record_not_todays_defaults(ha, caplog):
     for host in masters:
         haproxy = read(lab, host, '/etc/haproxy/haproxy.cfg')
         assert 'bind *:16443' in haproxy and '17443' not in haproxy
-    assert kubelet_version(lab, lab.state.host(master.name)) == built_with
+    assert kubelet_version(lab, lab.host_at(master.ip)) == built_with
     assert FileVimRegistry(lab.vim_registry_file).records() == vims
     assert driving.stored_state(lab, instance).record.auth_url == \
         vims[0].auth_url == f'https://{lab.state.vip}:16443'

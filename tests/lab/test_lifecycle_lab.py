@@ -355,11 +355,6 @@ class VipProbe:
         return sum(1 for _, ok in self.results if not ok)
 
 
-def at_ip(lab, ip: str):
-    """The lab host at ``ip`` (a healed VM keeps its port's address)."""
-    return next(h for h in lab.state.hosts if h.ip == ip and h.plugged)
-
-
 def _vip_holder(lab):
     for host in lab.state.hosts:
         if host.role == 'master' and f' {lab.state.vip}/' in \
@@ -383,7 +378,7 @@ def test_heal_of_the_master_holding_the_vip(ha_lab):
         # heal_end waited until the rebuilt VRRP MASTER took the VIP back
         assert _vip_holder(lab).ip == old.ip
         time.sleep(1.0)
-    healed = at_ip(lab, old.ip)     # a new VM on the same port
+    healed = lab.host_at(old.ip)     # a new VM on the same port
     assert healed.server_id != old.server_id
     assert lab.host_public_keys(healed.name) != {}
 
@@ -412,7 +407,7 @@ def test_heal_of_a_worker(ha_lab):
     name = node_name(old)
     events = len(view(lab).events())
     driving.heal(lab, instance, [driving.vnfc_of(instance, old)])
-    healed = at_ip(lab, old.ip)
+    healed = lab.host_at(old.ip)
     assert healed.server_id != old.server_id
     assert_cluster_matches_lab(lab, instance)
     recent = [(e['host'], e['argv'][3] if e['argv'][0] == 'kubectl'

@@ -139,7 +139,7 @@ def test_whole_lifecycle_with_passwords_master_and_worker():
             worker = next(h for h in lab.state.hosts if h.role == 'worker')
             for host in (master, worker):
                 driving.heal(lab, instance, [driving.vnfc_of(instance, host)])
-                assert lab.state.host(host.name).server_id != host.server_id
+                assert lab.host_at(host.ip).server_id != host.server_id
                 assert_all_ready(lab)
             stored = driving.stored_state(lab, instance)
             assert set(stored.host_keys) == {h.ip for h in lab.state.hosts}

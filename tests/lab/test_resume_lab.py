@@ -245,14 +245,15 @@ def test_heal_end_rerun_completes_a_master_join_that_failed_before_etcd(site):
     with driving.instantiated_lab(3, 1, site=site) as (lab, instance), \
             driving.driver_options(lab):
         view = ClusterView(lab.state.cluster_dir)
-        victim = lab.state.hosts[2]
+        old = lab.state.hosts[2]
         request = tacker_shapes.HealVnfRequest(
-            vnfc_instance_id=[driving.vnfc_of(instance, victim)])
-        inject_fault(lab.state.cluster_dir, victim.name,
-                     'kubeadm join@kubelet-start', MESSAGE)
+            vnfc_instance_id=[driving.vnfc_of(instance, old)])
         driving.hook('heal_start', instance, heal_vnf_request=request)
         driving.rebuild_vnfcs(lab, instance,
                               request.vnfc_instance_id)
+        victim = lab.host_at(old.ip)    # the rebuilt VM, on the same port
+        inject_fault(lab.state.cluster_dir, victim.name,
+                     'kubeadm join@kubelet-start', MESSAGE)
         with pytest.raises(MgmtDriverError) as info:
             driving.hook('heal_end', instance, heal_vnf_request=request,
                          vnf=driving.vnf_dict(instance))

@@ -113,11 +113,13 @@ def test_no_join_secret_left_on_a_vm_or_seen_on_a_command_line(site,
         assert set(recorder.keys) <= set(keys)
         secrets = needles(tokens + recorder.tokens, keys + recorder.keys)
 
-        # Positive control: the scan finds a secret where one is.
-        canary = lab.host_path(worker.name, '/run/kmgmt-canary')
+        # Positive control: the scan finds a secret where one is (in the
+        # healed worker: a new VM on the old one's port).
+        healed = lab.host_at(worker.ip).name
+        canary = lab.host_path(healed, '/run/kmgmt-canary')
         with open(canary, 'w', encoding='utf-8') as f:
             f.write(f'token: {tokens[-1]}\n')
-        found, _ = files_holding(lab, worker.name, secrets)
+        found, _ = files_holding(lab, healed, secrets)
         assert found['/run/kmgmt-canary'] == needles(tokens[-1:], [])
         os.unlink(canary)
 

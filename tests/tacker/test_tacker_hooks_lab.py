@@ -242,7 +242,7 @@ def test_lifecycle_hooks_take_tackers_objects_and_kwargs(
         hook('heal_start', heal_vnf_request=heal_vnfc)
         driving.rebuild_vnfcs(lab, instance, heal_vnfc.vnfc_instance_id)
         hook('heal_end', heal_vnf_request=heal_vnfc, vnf=vnf())
-        assert lab.state.host(worker.name).server_id != worker.server_id
+        assert lab.host_at(worker.ip).server_id != worker.server_id
 
         old_vim = driving.stored_state(lab, instance).vim_id
         hook('heal_start', heal_vnf_request=heal_all)

@@ -27,7 +27,7 @@ from kubernetes_mgmt.vnf_package.layout import sample_package_dir
 from kubernetes_mgmt_lab import state as lab_state
 from kubernetes_mgmt_lab.cloud.bridges import lab_name
 from kubernetes_mgmt_lab.errors import LabError
-from kubernetes_mgmt_lab.manager import Lab, default_layouts
+from kubernetes_mgmt_lab.manager import ROLES, Lab, default_layouts
 from kubernetes_mgmt_lab.openstack import cloud, keystone
 from kubernetes_mgmt_lab.openstack.layout import REGION, Root
 from kubernetes_mgmt_lab.openstack.state import ServicesState
@@ -54,7 +54,7 @@ class Site:
         root = Root(root_path)
         state = ServicesState.load(root)
         redact.register(state.passwords['admin'])
-        return cls(root, keystone.url(state.ports['keystone']) + '/v3',
+        return cls(root, keystone.url(state.ports['keystone']),
                    state.passwords['admin'])
 
     def auth(self) -> dict[str, str]:
@@ -218,6 +218,7 @@ class Member:
     member_name: str | None
     member_stack_id: str | None
     volume_ids: dict[str, str]
+    created: str = ''
 
 
 def members(heat, stack_id: str) -> Iterator[Member]:
@@ -232,7 +233,8 @@ def members(heat, stack_id: str) -> Iterator[Member]:
                                             layout.server)
                 yield Member(server.physical_resource_id, layout.role,
                              member.resource_name,
-                             member.physical_resource_id, {})
+                             member.physical_resource_id, {},
+                             member.creation_time)
         elif not layout.group and top.get(layout.server) is not None:
             yield Member(top[layout.server].physical_resource_id,
                          layout.role, None, None,
@@ -241,9 +243,14 @@ def members(heat, stack_id: str) -> Iterator[Member]:
 
 
 def sync_hosts(lab: Lab, heat, stack_id: str) -> None:
-    """Give each lab host the role and Heat ids of its server; the
-    stack's id and name go to the lab's state."""
-    known = {m.server_id: m for m in members(heat, stack_id)}
+    """Give each lab host the role and Heat ids of its server, in the
+    order the driver reads them (role, then group members oldest first);
+    the stack's id and name go to the lab's state."""
+    found = list(members(heat, stack_id))
+    known = {m.server_id: m for m in found}
+    order = {m.server_id: i for i, m in enumerate(sorted(
+        found, key=lambda m: (ROLES.index(m.role), m.created,
+                              m.member_name or '')))}
     stack = heat.stacks.get(stack_id)
     vip = vip_address(heat, stack_id)
     with lab_state.locked(lab.state_file) as st:
@@ -257,6 +264,7 @@ def sync_hosts(lab: Lab, heat, stack_id: str) -> None:
             host.member_name = member.member_name
             host.member_stack_id = member.member_stack_id
             _name_volumes(host, member.volume_ids)
+        st.hosts.sort(key=lambda h: order.get(h.server_id, len(order)))
 
 
 def vip_address(heat, stack_id: str) -> str | None:
@@ -288,7 +296,7 @@ def _name_volumes(host, volume_ids: dict[str, str]) -> None:
 def ensure_image(site: Site) -> str:
     """The Glance image the VMs boot from (one per services root)."""
     conn = site.connection()
-    image = conn.image.find_image(IMAGE_NAME)
+    image = next(iter(conn.image.images(name=IMAGE_NAME)), None)
     if image is None:
         image = conn.image.create_image(
             name=IMAGE_NAME, disk_format='raw', container_format='bare',
