@@ -6,8 +6,9 @@ layout and credentials, the VNF instance from ``tacker_shapes``.
 
 The LCM helpers (scale, heal, terminate) follow tacker-conductor's order
 (tacker/vnflcm/vnflcm_driver.py): the ``*_start`` hook, the Heat stack
-update through the lab's Heat API (as Tacker's OpenStack infra driver
-does it), the refresh of ``vnfc_resource_info``, the ``*_end`` hook.
+update (as Tacker's OpenStack infra driver does it: in the services'
+real Heat for a lab of ``openstack.vnf_stack``, else in the lab's Heat
+double), the refresh of ``vnfc_resource_info``, the ``*_end`` hook.
 """
 from __future__ import annotations
 

@@ -5,8 +5,9 @@ defaults change (Kubernetes minor, HAProxy port) and later operations must
 follow what the cluster was built with. Then the stored state is edited
 the way Tacker merges ``PATCH /vnf_instances/{id}`` metadata: the next
 operation refuses, naming the field, and changes nothing.
-Real: SSH, Heat API, install script, HAProxy, keepalived. Emulated: the
-Kubernetes binaries.
+Real: SSH, Keystone and Heat, install script, HAProxy, keepalived.
+Emulated: the compute and network APIs below Heat, the Kubernetes
+binaries.
 """
 from __future__ import annotations
 

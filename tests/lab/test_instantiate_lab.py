@@ -1,7 +1,8 @@
 """instantiate_end against the lab, with Tacker-shaped objects.
 
-Real: SSH, the Heat API (through python-heatclient), the install script,
-HAProxy and keepalived. Emulated: the Kubernetes binaries.
+Real: SSH, Keystone and Heat (through python-heatclient), the install
+script, HAProxy and keepalived. Emulated: the compute and network APIs
+below Heat, the Kubernetes binaries.
 """
 import base64
 import json

@@ -6,8 +6,10 @@ the data the driver parses: a second instantiate still reads its real
 token, and VM passwords that are ordinary words (``master``, ``worker``,
 which occur in node names and command output) break nothing.
 
-Real: SSH, the Heat API, the install script, HAProxy and keepalived.
-Emulated: the Kubernetes binaries (the API stand-in checks tokens).
+Real: SSH, Heat (the real one for two instances at once, the lab's
+double for the role passwords, which the cloud's servers do not take
+yet), the install script, HAProxy and keepalived. Emulated: the
+Kubernetes binaries (the API stand-in checks tokens).
 """
 from __future__ import annotations
 

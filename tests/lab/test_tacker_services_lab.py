@@ -410,8 +410,8 @@ def test_a_network_made_through_the_api_is_a_bridge_of_its_own(
     vm, = lab.state.hosts
     assert (vm.server_id, vm.ip) == (server['id'], ip)
     assert lab.sshd_up(vm.name)
-    assert 'NetworkInUse' in refused(state, 'network', 'delete',
-                                     'extra-net')
+    assert 'one or more ports' in refused(state, 'network', 'delete',
+                                          'extra-net')
     run_cli(state, 'server', 'delete', '--wait', 'extra-vm')
     run_cli(state, 'port', 'delete', 'extra-port')
     run_cli(state, 'image', 'delete', 'extra-image')
