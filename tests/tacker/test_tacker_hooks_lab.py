@@ -12,8 +12,10 @@ Tacker's keyword arguments.
 Two database accesses cannot run here (no database) and are replaced:
 ``VnfInstance.save`` (a write; recorded, so we can check the driver saved)
 and the VNFD-id -> package query (a read; answered with the row the
-conductor inserted on upload). Real: SSH, Heat API calls, the install
-script, HAProxy/keepalived. Emulated: the Kubernetes binaries.
+conductor inserted on upload). Real: SSH, Keystone and Heat (the lab's
+OpenStack services, started in this environment too), the install
+script, HAProxy/keepalived. Emulated: the compute and network APIs below
+Heat, the Kubernetes binaries.
 """
 import copy
 import uuid
