@@ -29,15 +29,12 @@ def heat_client(vnf_instance: Any, context: Any = None) -> Any:
     one of a services root (``heat_auth_url``), else the Heat double."""
     options = _lab_options()
     if options.heat_auth_url:
-        from kubernetes_mgmt_lab.openstack.vnf_stack import heat_client
+        from kubernetes_mgmt_lab.openstack import vnf_stack
 
         redact.register(options.heat_password)
-        return heat_client({
-            'auth_url': options.heat_auth_url,
-            'username': options.heat_username,
-            'password': options.heat_password,
-            'project_name': options.heat_project,
-            'user_domain_id': 'default', 'project_domain_id': 'default'})
+        return vnf_stack.heat_client(vnf_stack.keystone_auth(
+            options.heat_auth_url, options.heat_username,
+            options.heat_password, options.heat_project))
     if not options.heat_endpoint:
         raise MgmtDriverError(
             f'heat_client = lab needs [{GROUP}] heat_endpoint (and '

@@ -85,9 +85,6 @@ class Bridges:
             LOG.info('network %s: lab at %s removed', network_id,
                      bridge['root'])
 
-    def made_roots(self) -> list[str]:
-        return [b['root'] for b in self.records.all(KIND) if b['made']]
-
 
 def lab_name(network_id: str) -> str:
     """A lab name (8 characters) for the network."""

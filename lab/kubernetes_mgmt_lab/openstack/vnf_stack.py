@@ -58,9 +58,7 @@ class Site:
                    state.passwords['admin'])
 
     def auth(self) -> dict[str, str]:
-        return {'auth_url': self.auth_url, 'username': 'admin',
-                'password': self.password, 'project_name': 'admin',
-                'user_domain_id': 'default', 'project_domain_id': 'default'}
+        return keystone_auth(self.auth_url, 'admin', self.password, 'admin')
 
     def connection(self):
         import openstack
@@ -70,6 +68,15 @@ class Site:
 
     def heat(self):
         return heat_client(self.auth())
+
+
+def keystone_auth(url: str, username: str, password: str,
+                  project: str) -> dict[str, str]:
+    """Password auth of a user of the default domain, as keystoneauth
+    and openstacksdk take it."""
+    return {'auth_url': url, 'username': username, 'password': password,
+            'project_name': project, 'user_domain_id': 'default',
+            'project_domain_id': 'default'}
 
 
 def heat_client(auth: dict[str, str]):
@@ -221,10 +228,9 @@ class Member:
     created: str = ''
 
 
-def members(heat, stack_id: str) -> Iterator[Member]:
+def members(heat, top: dict) -> Iterator[Member]:
     """The stack's servers: group members (by the group's resources) and
-    servers of the top stack."""
-    top = {r.resource_name: r for r in heat.resources.list(stack_id)}
+    servers of the top stack (``top``: its resources by name)."""
     for layout in default_layouts():
         if layout.group and layout.group in top:
             group = top[layout.group].physical_resource_id
@@ -246,13 +252,14 @@ def sync_hosts(lab: Lab, heat, stack_id: str) -> None:
     """Give each lab host the role and Heat ids of its server, in the
     order the driver reads them (role, then group members oldest first);
     the stack's id and name go to the lab's state."""
-    found = list(members(heat, stack_id))
+    top = {r.resource_name: r for r in heat.resources.list(stack_id)}
+    found = list(members(heat, top))
     known = {m.server_id: m for m in found}
     order = {m.server_id: i for i, m in enumerate(sorted(
         found, key=lambda m: (ROLES.index(m.role), m.created,
                               m.member_name or '')))}
     stack = heat.stacks.get(stack_id)
-    vip = vip_address(heat, stack_id)
+    vip = vip_address(heat, stack_id, top)
     with lab_state.locked(lab.state_file) as st:
         st.stack_id, st.stack_name = stack_id, stack.stack_name
         st.vip = vip
@@ -267,10 +274,9 @@ def sync_hosts(lab: Lab, heat, stack_id: str) -> None:
         st.hosts.sort(key=lambda h: order.get(h.server_id, len(order)))
 
 
-def vip_address(heat, stack_id: str) -> str | None:
+def vip_address(heat, stack_id: str, top: dict) -> str | None:
     """The address of the VIP port (flavours with several masters)."""
-    found = {r.resource_name for r in heat.resources.list(stack_id)}
-    if VIP_PORT not in found:
+    if VIP_PORT not in top:
         return None
     fixed = heat.resources.get(stack_id, VIP_PORT).attributes.get(
         'fixed_ips')

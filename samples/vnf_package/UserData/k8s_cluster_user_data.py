@@ -110,10 +110,7 @@ class KubernetesClusterUserData(AbstractUserData):
         capacities = utils.get_desired_capacity_dict(
             base_hot_dict, vnfd_dict, inst_vnf_info)
         capacities[scale_vnf_request.aspect_id] = res_num
-        vdus = param['nfv']['VDU']
-        for aspect, count in capacities.items():
-            for vdu in _aspect_vdus(vnfd_dict, aspect):
-                vdus.setdefault(vdu, {})['desired_capacity'] = count
+        _apply_capacities(param, vnfd_dict, capacities)
         return param
 
 
@@ -250,8 +247,12 @@ def _gib(size, name):
 def _set_desired_capacities(params, base_hot_dict, vnfd_dict,
                             inst_req_info):
     """Size of each scaling group = its VDUs' desired_capacity."""
-    capacities = utils.create_desired_capacity_dict(
-        base_hot_dict, vnfd_dict, inst_req_info)
+    _apply_capacities(params, vnfd_dict, utils.create_desired_capacity_dict(
+        base_hot_dict, vnfd_dict, inst_req_info))
+
+
+def _apply_capacities(params, vnfd_dict, capacities):
+    """Each aspect's size (``capacities``) to the VDUs it scales."""
     vdus = params['nfv']['VDU']
     for aspect, count in capacities.items():
         for vdu in _aspect_vdus(vnfd_dict, aspect):
