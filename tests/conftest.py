@@ -58,7 +58,9 @@ def tacker_site():
     """OpenStack's control plane with Tacker 16 and the plugin from this
     checkout, started once per session in a root of its own; stopped and
     removed at the end (a test may stop it earlier: down is
-    idempotent)."""
+    idempotent). A developer may name a root already running with
+    ``KMGMT_LAB_SERVICES`` (``kubernetes-mgmt lab tacker up``): the
+    session then uses it and leaves it running."""
     from kubernetes_mgmt_lab.testing import unavailable_reason
 
     reason = unavailable_reason()
@@ -68,6 +70,13 @@ def tacker_site():
     import tempfile
 
     from kubernetes_mgmt_lab.openstack import site
+    from kubernetes_mgmt_lab.openstack.layout import Root
+    from kubernetes_mgmt_lab.openstack.state import ServicesState
+
+    running = os.environ.get('KMGMT_LAB_SERVICES')
+    if running:
+        yield ServicesState.load(Root(os.path.abspath(running)))
+        return
 
     checkout = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     root = tempfile.mkdtemp(prefix='kos-test-', dir='/var/tmp')

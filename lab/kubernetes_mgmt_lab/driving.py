@@ -60,6 +60,24 @@ def driver_options(lab: Lab, **extra) -> Iterator[None]:
             cfg.CONF.clear_override(key, group)
 
 
+@contextlib.contextmanager
+def heat_as_member(lab: Lab) -> Iterator[None]:
+    """Inside driver_options of a lab on a services root: the driver
+    reads Heat as a user without the admin role, who sees no compute
+    hosts (as through a VIM registered without admin rights)."""
+    member = vnf_stack.Site.of(lab.state.site_root).member_auth()
+    group = _group_of('heat_username')
+    kept = {key: getattr(cfg.CONF[group], key)
+            for key in ('heat_username', 'heat_password')}
+    cfg.CONF.set_override('heat_username', member['username'], group)
+    cfg.CONF.set_override('heat_password', member['password'], group)
+    try:
+        yield
+    finally:
+        for key, value in kept.items():
+            cfg.CONF.set_override(key, value, group)
+
+
 # The storage server's volume and NFS exports in lab requests, and the
 # sample package's PV manifests that use them.
 STORAGE_MOUNT = '/volume'
@@ -398,20 +416,24 @@ def heal(lab: Lab, instance, vnfc_ids: Sequence[str]) -> None:
 
 def rebuild_vnfcs(lab: Lab, instance, vnfc_ids: Sequence[str]) -> None:
     """Tacker's OpenStack heal_vnf: each VNFC's server marked unhealthy
-    in its member stack, one stack update; then vnfc_resource_info is
-    refreshed (post_heal_vnf)."""
+    in its member stack, with its volumes (Tacker's default
+    ``heal_vnfc_block_storage``), one stack update; then
+    vnfc_resource_info is refreshed (post_heal_vnf)."""
     heat = heat_client(lab)
     by_id = {v.id: v for v in
              instance.instantiated_vnf_info.vnfc_resource_info}
-    members = {h.member_stack_id for h in lab.state.hosts}
+    state = lab.state
+    members = {h.member_stack_id for h in state.hosts}
     for vnfc_id in vnfc_ids:
         vnfc = by_id[vnfc_id]
         # A group member's server is in its nested stack; a VM outside
         # the groups (the storage server) in the top stack.
         stack = vnfc.metadata['stack_id']
-        heat.resources.mark_unhealthy(
-            stack if stack in members else lab.state.stack_id,
-            vnfc.vdu_id, True, 'Healing')
+        stack = stack if stack in members else state.stack_id
+        host = next(h for h in state.hosts
+                    if h.server_id == vnfc.compute_resource.resource_id)
+        for resource in (vnfc.vdu_id, *host.volume_ids):
+            heat.resources.mark_unhealthy(stack, resource, True, 'Healing')
     heat.stacks.update(lab.state.stack_id, existing=True, parameters={})
     _check_update(heat, lab)
     refresh_vnfc_resources(lab, instance)

@@ -29,11 +29,11 @@ CLAIM = {'apiVersion': 'v1', 'kind': 'PersistentVolumeClaim',
 
 
 @pytest.fixture(scope='module')
-def cluster():
+def cluster(site):
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
-    with driving.instantiated_lab(1, 1, storage=True) as pair:
+    with driving.instantiated_lab(1, 1, storage=True, site=site) as pair:
         yield pair
 
 
@@ -273,7 +273,7 @@ def test_heal_of_a_worker_installs_the_nfs_client(lab):
     lab, instance = lab
     worker = next(h for h in lab.state.hosts if h.role == 'worker')
     driving.heal(lab, instance, [driving.vnfc_of(instance, worker)])
-    healed = lab.host(worker.name)
+    healed = lab.host_at(worker.ip)        # a new VM on the same port
     assert healed.server_id != worker.server_id
     assert nfs_client_installed(lab, healed)
 

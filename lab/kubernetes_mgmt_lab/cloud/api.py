@@ -21,6 +21,7 @@ class Call:
     base_url: str               # scheme://host:port of this server
     args: dict[str, str] = field(default_factory=dict)   # from the route
     headers: dict[str, str] = field(default_factory=dict)
+    admin: bool = True          # the token has Keystone's admin role
 
     def arg(self, name: str, default: str | None = None) -> str | None:
         values = self.query.get(name)

@@ -34,6 +34,7 @@ NO_VALID_HOST = ('No valid host was found. There are not enough hosts '
                  'available.')
 # Kept with a server, never shown: the lab VM behind it and its network.
 HIDDEN = ('flavor_name', 'lab_host', 'lab_network')
+ADMIN_ONLY = 'OS-EXT-SRV-ATTR:'
 AFFINITY_POLICIES = ('affinity', 'anti-affinity', 'soft-affinity',
                      'soft-anti-affinity')
 
@@ -412,8 +413,10 @@ class Compute:
         return server
 
     def _shown(self, server: dict, call: Call) -> dict:
+        # Nova's default policy shows where a server runs to admins only.
         shown = {k: v for k, v in server.items()
-                 if k not in HIDDEN}
+                 if k not in HIDDEN and (
+                     call.admin or not k.startswith(ADMIN_ONLY))}
         flavor = self._flavor(server['flavor_name'], call.base_url)
         if microversion(call) >= (2, 47):
             shown['flavor'] = {'original_name': flavor['name'],

@@ -3,8 +3,10 @@ path prefix (``/compute``, ``/network``, ``/volume``) as devstack lays
 them out; errors in each service's own body format.
 
 Run it with ``python -m kubernetes_mgmt_lab.cloud.server --records FILE
---lab ROOT [--lab ROOT2] [--labs-dir DIR] --listen IP:PORT --project-id
-ID``; tests start it in a thread with :func:`start`.
+--lab ROOT [--lab ROOT2] [--labs-dir DIR] [--keystone URL] --listen
+IP:PORT --project-id ID``; tests start it in a thread with :func:`start`.
+With a Keystone, tokens are validated there and only an admin's show
+servers' compute hosts, as Nova's default policy has it.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from kubernetes_mgmt_lab.cloud.bridges import Bridges
 from kubernetes_mgmt_lab.cloud.compute import Compute
 from kubernetes_mgmt_lab.cloud.network import NETWORK_NAMES, Network
 from kubernetes_mgmt_lab.cloud.records import Records
+from kubernetes_mgmt_lab.cloud.tokens import TokenRoles
 from kubernetes_mgmt_lab.cloud.volume import Volume
 from kubernetes_mgmt_lab.net import listen_address, serve_until_stopped
 
@@ -37,8 +40,10 @@ class Cloud:
     the API gets a lab of its own below ``labs_dir``."""
 
     def __init__(self, records_file: str, lab_roots: list[str],
-                 project_id: str, labs_dir: str | None = None):
+                 project_id: str, labs_dir: str | None = None,
+                 keystone_url: str | None = None):
         self.records = Records(records_file)
+        self.tokens = TokenRoles(keystone_url)
         bridges = Bridges(self.records, labs_dir, lab_roots[0])
         self.network = Network(self.records, project_id, bridges)
         for name, lab_root in zip(NETWORK_NAMES, lab_roots, strict=False):
@@ -108,14 +113,16 @@ class _Handler(BaseHTTPRequestHandler):
                            f'the lab does not serve /{service}')
         token = self.headers.get('X-Auth-Token', '')
         # Version documents are public; everything else needs a token.
-        if not token and rest.strip('/').count('/') > 0:
+        public = rest.strip('/').count('/') == 0
+        if not token and not public:
             raise ApiError(401, 'unauthorized',
                            'The request you have made requires '
                            'authentication.')
         call = Call(method=self.command, path=rest.rstrip('/'),
                     query=parse_qs(url.query), body=self._body(),
                     token=token, base_url=self.server.url,
-                    headers={k.lower(): v for k, v in self.headers.items()})
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                    admin=public or self.server.cloud.tokens.is_admin(token))
         return dispatch(self.server.cloud.routes[service], call)
 
     def _body(self) -> object:
@@ -147,10 +154,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 def start(records_file: str, lab_roots: list[str], project_id: str,
           listen: tuple[str, int] = ('127.0.0.1', 0),
-          labs_dir: str | None = None) -> CloudServer:
+          labs_dir: str | None = None,
+          keystone_url: str | None = None) -> CloudServer:
     """Serve in a daemon thread; stop with ``shutdown()``."""
     server = CloudServer(listen, Cloud(records_file, lab_roots, project_id,
-                                       labs_dir))
+                                       labs_dir, keystone_url))
     threading.Thread(target=server.serve_forever, args=(0.05,),
                      name='lab-cloud', daemon=True).start()
     return server
@@ -169,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--labs-dir', metavar='DIR',
                         help='where the labs of subnets created through '
                              'the API go (without it, none can be)')
+    parser.add_argument('--keystone', metavar='URL',
+                        help='Keystone that validates tokens (without it, '
+                             'every caller is an admin)')
     parser.add_argument('--listen', required=True, type=listen_address,
                         help='IP:PORT to listen on')
     parser.add_argument('--project-id', required=True,
@@ -177,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format='%(asctime)s %(name)s %(message)s')
     server = CloudServer(args.listen, Cloud(args.records, args.labs,
-                                            args.project_id, args.labs_dir))
+                                            args.project_id, args.labs_dir,
+                                            args.keystone))
     LOG.info('lab cloud for %s listening on %s', ', '.join(args.labs),
              server.url)
     return serve_until_stopped(server)

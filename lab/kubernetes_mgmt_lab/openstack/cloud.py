@@ -110,11 +110,13 @@ def plugin_options(root: Root) -> dict[str, str]:
             'cni_manifest_sha256': mirror.sha256_of(mirror.CALICO_MANIFEST)}
 
 
-def start(root: Root, port: int, project_id: str) -> int:
+def start(root: Root, port: int, project_id: str, keystone_url: str
+          ) -> int:
     os.makedirs(root.service_dir(NAME), exist_ok=True)
     labs = [a for r in lab_roots(root) for a in ('--lab', r)]
     return detached.start(MODULE, ['--records', records_file(root), *labs,
                                    '--labs-dir', labs_dir(root),
+                                   '--keystone', keystone_url,
                                    '--listen', f'{HOST}:{port}',
                                    '--project-id', project_id],
                           HOST, port, root.log(NAME),

@@ -11,6 +11,9 @@ from kubernetes_mgmt_lab.sysrun import run
 
 NAME = 'keystone'
 VENV = Venv(NAME, {'keystone': '30.0.0'}, ('PyMySQL', 'uwsgi'))
+# A user of the admin project with the member role only (what a VIM
+# registered without admin rights sees).
+MEMBER_USER = 'lab-member'
 
 
 def url(port: int) -> str:

@@ -122,7 +122,8 @@ def _start_all(root: Root, state: ServicesState) -> None:
     state.subnets = state.subnets or cloud.free_subnets()
     state.save()
     cloud.ensure_labs(root, state.subnets, pw['vm'])
-    state.pids['cloud'] = cloud.start(root, ports['cloud'], project_id)
+    state.pids['cloud'] = cloud.start(root, ports['cloud'], project_id,
+                                      keystone_url)
     state.save()
     _start_heat(root, state, keystone_url)
     _start_barbican(root, state, keystone_url)
@@ -159,7 +160,11 @@ def _catalog(state: ServicesState) -> str:
     _heat_identities(ks, state, service, admin)
     ks.service_user('barbican', pw['keystone_barbican'], service, admin)
     ks.service('key-manager', 'barbican', barbican.url(ports['barbican']))
-    return ks.project('admin')
+    project = ks.project('admin')
+    # A user without the admin role, for what such a VIM user sees.
+    ks.service_user(keystone.MEMBER_USER, pw['keystone_member'], project,
+                    ks.role('member'))
+    return project
 
 
 def _heat_identities(ks: catalog.Keystone, state: ServicesState,

@@ -15,7 +15,8 @@ from kubernetes_mgmt_lab.openstack.layout import Root
 # Every password the services use; generated once per root.
 PASSWORDS = ('admin', 'mariadb_tacker', 'rabbit_tacker', 'keystone_tacker',
              'keystone_glance', 'mariadb_heat', 'rabbit_heat',
-             'keystone_heat', 'heat_domain_admin', 'vm', 'keystone_barbican')
+             'keystone_heat', 'heat_domain_admin', 'vm', 'keystone_barbican',
+             'keystone_member')
 
 
 def fernet_key() -> str:

@@ -48,17 +48,24 @@ class Site:
     root: Root
     auth_url: str
     password: str
+    member_password: str        # of keystone.MEMBER_USER
 
     @classmethod
     def of(cls, root_path: str) -> Site:
         root = Root(root_path)
         state = ServicesState.load(root)
-        redact.register(state.passwords['admin'])
+        pw = state.passwords
+        redact.register(pw['admin'], pw['keystone_member'])
         return cls(root, keystone.url(state.ports['keystone']),
-                   state.passwords['admin'])
+                   pw['admin'], pw['keystone_member'])
 
     def auth(self) -> dict[str, str]:
         return keystone_auth(self.auth_url, 'admin', self.password, 'admin')
+
+    def member_auth(self) -> dict[str, str]:
+        """The admin project's user without the admin role."""
+        return keystone_auth(self.auth_url, keystone.MEMBER_USER,
+                             self.member_password, 'admin')
 
     def connection(self):
         import openstack
