@@ -161,11 +161,12 @@ def _lay_down_disk(layout: Layout, state: LabState, host: LabHost) -> None:
     _generate_host_keys(host)
     _install_emulated(disk_path(host, '/usr/local/bin'))
     if host.role in state.role_passwords:
-        _set_password(host, state.username, state.role_passwords[host.role])
+        set_password(host, state.username, state.role_passwords[host.role])
 
 
-def _set_password(host: LabHost, username: str, password: str) -> None:
-    """Give the login user of this VM its role's own password."""
+def set_password(host: LabHost, username: str, password: str) -> None:
+    """Give the login user of this VM a password of its own (its role's,
+    or the server's adminPass)."""
     hashed = run(['openssl', 'passwd', '-6', '-stdin'],
                  input=f'{password}\n').stdout.strip()
     path = disk_path(host, '/etc/shadow')

@@ -55,7 +55,7 @@ def throwaway_lab(masters: int = 1, workers: int = 1,
     """A lab with its own name, root and subnet, always torn down. With
     ``site`` (a services root) its VMs are a VNF stack in that root's
     real Heat, on a network of their own (``options``: ``storage``,
-    ``anti_affinity``)."""
+    ``anti_affinity``, ``role_passwords``)."""
     if site is not None:
         with stack_lab(site, masters, workers, **options) as lab:
             yield lab
@@ -76,12 +76,15 @@ def throwaway_lab(masters: int = 1, workers: int = 1,
 
 @contextlib.contextmanager
 def stack_lab(site: str, masters: int, workers: int, storage: bool = False,
-              anti_affinity: bool = False):
+              anti_affinity: bool = False,
+              role_passwords: dict[str, str] | None = None):
     """A VNF stack of the services at ``site`` (vnf_stack.py), deleted
-    with its network at the end."""
+    with its network at the end; ``role_passwords``: role -> its VMs'
+    password (their servers' adminPass)."""
     from kubernetes_mgmt_lab.openstack import vnf_stack
 
-    layout = vnf_stack.Layout(masters, workers, storage, anti_affinity)
+    layout = vnf_stack.Layout(masters, workers, storage, anti_affinity,
+                              dict(role_passwords or {}))
     lab = vnf_stack.up(site, layout, 'kt' + secrets.token_hex(3),
                        free_subnet())
     try:

@@ -6,10 +6,9 @@ the data the driver parses: a second instantiate still reads its real
 token, and VM passwords that are ordinary words (``master``, ``worker``,
 which occur in node names and command output) break nothing.
 
-Real: SSH, Heat (the real one for two instances at once, the lab's
-double for the role passwords, which the cloud's servers do not take
-yet), the install script, HAProxy and keepalived. Emulated: the
-Kubernetes binaries (the API stand-in checks tokens).
+Real: SSH, Heat (the role passwords are the servers' adminPass), the
+install script, HAProxy and keepalived. Emulated: the Kubernetes binaries
+(the API stand-in checks tokens).
 """
 from __future__ import annotations
 
@@ -120,9 +119,9 @@ def assert_all_ready(lab) -> None:
     assert all(view.node_ready(n) for n in view.node_names())
 
 
-def test_whole_lifecycle_with_passwords_master_and_worker():
-    with throwaway_lab(3, 1, password='worker',
-                       role_passwords={'master': 'master'}) as lab:
+def test_whole_lifecycle_with_passwords_master_and_worker(site):
+    with throwaway_lab(3, 1, site=site, role_passwords={
+            'master': 'master', 'worker': 'worker'}) as lab:
         assert lab.state.password_for('master') == 'master'
         assert lab.state.password_for('worker') == 'worker'
         _, instance = instantiate(lab)

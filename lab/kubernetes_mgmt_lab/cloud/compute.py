@@ -4,6 +4,7 @@ their policies kept by the scheduler, and volume attachments."""
 from __future__ import annotations
 
 import re
+import secrets
 import threading
 from collections.abc import Callable
 
@@ -227,12 +228,15 @@ class Compute:
         bound = [self.network.bind(p, server_id, '') for p in ports]
         self._set_volumes(server_id, [d.volume_id for d in disks],
                           'attaching')
-        self._spawn(lambda: self._boot(server_id, bound, disks, group_id))
+        # adminPass is the VM user's password; never kept in the records.
+        admin_pass = body.get('adminPass')
+        self._spawn(lambda: self._boot(server_id, bound, disks, group_id,
+                                       admin_pass))
         return Reply(202, {'server': {
             'id': server_id, 'links': server['links'],
             'OS-DCF:diskConfig': 'MANUAL',
             'security_groups': server['security_groups'],
-            'adminPass': 'not-set-by-the-lab'}})
+            'adminPass': admin_pass or secrets.token_urlsafe(9)}})
 
     def _new_server(self, call: Call, server_id: str, body: dict,
                     flavor: str) -> dict:
@@ -306,12 +310,13 @@ class Compute:
         return disks
 
     def _boot(self, server_id: str, ports: list[dict], disks: list[Disk],
-              group_id: str | None) -> None:
+              group_id: str | None, admin_pass: str | None) -> None:
         try:
             compute_host = self._schedule(server_id, group_id)
             ip = ports[0]['fixed_ips'][0]['ip_address']
             machines = self.machines[ports[0]['network_id']]
-            name = machines.boot(server_id, ip, compute_host, ZONE, disks)
+            name = machines.boot(server_id, ip, compute_host, ZONE, disks,
+                                 admin_pass)
         except Exception as exc:
             LOG.warning('cloud: server %s failed to boot: %s', server_id,
                         exc)

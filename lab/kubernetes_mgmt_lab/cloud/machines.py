@@ -31,14 +31,19 @@ class Machines:
         self.lab = Lab(lab_root)
 
     def boot(self, server_id: str, ip: str, compute_host: str, zone: str,
-             disks: list[Disk]) -> str:
-        """Create and boot the VM; its lab host name once sshd answers."""
+             disks: list[Disk], admin_pass: str | None = None) -> str:
+        """Create and boot the VM (its user's password ``admin_pass``
+        when given, else the image's); its lab host name once sshd
+        answers."""
         with lab_state.locked(self.lab.state_file) as st:
             host = self._describe(st, server_id, ip, compute_host, zone,
                                   disks)
             st.hosts.append(host)
         try:
-            self.lab._create(self.lab.state, [host])
+            state = self.lab.state
+            self.lab._create(state, [host])
+            if admin_pass:
+                hosts.set_password(host, state.username, admin_pass)
         except BaseException:
             self.destroy(host.name)
             raise

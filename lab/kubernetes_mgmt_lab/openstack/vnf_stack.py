@@ -16,7 +16,7 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -162,6 +162,8 @@ class Layout:
     workers: int
     storage: bool = False
     anti_affinity: bool = False
+    # role -> the adminPass of its servers (else the image's password)
+    passwords: dict[str, str] = field(default_factory=dict, hash=False)
 
     @property
     def flavour(self) -> str:
@@ -176,6 +178,8 @@ def create_stack(site: Site, name: str, layout: Layout, network_id: str,
                  image_id: str) -> str:
     """Create the VNF's stack and wait for it; its id."""
     top, files = templates(layout.flavour)
+    files = {name: _with_admin_pass(text, layout.passwords)
+             for name, text in files.items()}
     nested = [yaml.safe_load(text) for text in files.values()]
     params = {'nfv': json.dumps(nfv_param(nfv_paths(top, *nested),
                                           layout.counts, image_id,
@@ -188,6 +192,19 @@ def create_stack(site: Site, name: str, layout: Layout, network_id: str,
     stack_id = created['stack']['id']
     wait(heat, stack_id, 'CREATE')
     return stack_id
+
+
+def _with_admin_pass(text: str, passwords: dict[str, str]) -> str:
+    """A nested template whose servers of a role in ``passwords`` get
+    that role's password as ``admin_pass``."""
+    template = yaml.safe_load(text)
+    changed = False
+    for name, resource in (template.get('resources') or {}).items():
+        role = ROLE_OF_VDU.get(name)
+        if resource.get('type') == 'OS::Nova::Server' and role in passwords:
+            resource['properties']['admin_pass'] = passwords[role]
+            changed = True
+    return yaml.safe_dump(template, sort_keys=False) if changed else text
 
 
 def wait(heat, stack_id: str, action: str) -> None:
@@ -338,6 +355,7 @@ def up(site_root: str, layout: Layout, name: str, subnet: str) -> Lab:
     with lab_state.locked(lab.state_file) as st:
         st.site_root, st.network_id = site.root.path, network.id
         st.anti_affinity = layout.anti_affinity
+        st.role_passwords = dict(layout.passwords)
     lab.write_files(heat_auth=site.auth())
     LOG.info('lab %s: stack %s on network %s in %.1f s', lab.state.name,
              stack_id, network.id, time.monotonic() - started)
@@ -351,7 +369,8 @@ def recreate(lab: Lab) -> lab_state.LabState:
     site = Site.of(state.site_root)
     roles = [h.role for h in state.hosts]
     layout = Layout(roles.count('master'), roles.count('worker'),
-                    'storage' in roles, state.anti_affinity)
+                    'storage' in roles, state.anti_affinity,
+                    state.role_passwords)
     delete_stack(site, state.stack_id)
     stack_id = create_stack(site, state.stack_name, layout,
                             state.network_id, ensure_image(site))
