@@ -1,6 +1,7 @@
 """Benchmark: instantiate wall time against the number of workers.
 
-Runs in the lab (root needed) with a fixed emulated install time per node
+Runs in the lab (root needed), on VNF stacks in the real Heat of the lab's
+services, with a fixed emulated install time per node
 (default 60 s, about what package installs and image pulls take on a real
 VM; with much shorter delays the 2-core lab machine, which runs every
 emulated VM's commands, becomes the bottleneck),
@@ -9,20 +10,26 @@ wall(W)/wall(1), SSH connections per host, the critical path of remote
 work, and the driver's own overhead (wall time minus that critical path).
 
     sudo python bench/instantiate_bench.py [--install-delay 60]
+        [--services ROOT]
 """
 from __future__ import annotations
 
 import argparse
+import functools
+from pathlib import Path
 
 from kubernetes_mgmt_lab import driving
 from kubernetes_mgmt_lab.bench_output import run_each, show_progress
-from kubernetes_mgmt_lab.testing import throwaway_lab
+from kubernetes_mgmt_lab.emulated import set_install_delay
+from kubernetes_mgmt_lab.testing import services, throwaway_lab
 
+REPO = Path(__file__).resolve().parents[1]
 WHAT = 'worker(s) + 1 master: instantiate'
 
 
-def measure(workers: int, install_delay: float) -> dict:
-    with throwaway_lab(1, workers, install_delay=install_delay) as lab:
+def measure(site: str, workers: int, install_delay: float) -> dict:
+    with throwaway_lab(1, workers, site=site) as lab:
+        set_install_delay(lab.state.cluster_dir, install_delay)
         progress, wall = driving.timed_instantiate(lab, workers + 1)
         accepts = [lab.ssh_accepts(h.name) for h in lab.state.hosts]
     return {'workers': workers, 'wall': wall,
@@ -34,8 +41,8 @@ def measure(workers: int, install_delay: float) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__.split('\n\n')[0] + ' Brings up a throw-away '
-        'lab per run (root needed); progress goes to stderr, the table '
+        description=__doc__.split('\n\n')[0] + ' Makes a throw-away '
+        'stack per run (root needed); progress goes to stderr, the table '
         'to stdout.')
     parser.add_argument('--install-delay', type=float, default=60.0,
                         metavar='SECONDS',
@@ -46,11 +53,18 @@ def main() -> None:
                         help='worker counts to instantiate with 1 master, '
                              'one run each; the first is the ratio\'s base '
                              '(default: 1 4 16)')
+    parser.add_argument('--services', metavar='ROOT',
+                        help='use the lab services already running at ROOT '
+                             '("kubernetes-mgmt lab tacker up"); default: '
+                             'start them for the benchmark and stop them '
+                             'after it')
     parser.add_argument('--quiet', action='store_true',
                         help="only the run lines, not the driver's phases")
     args = parser.parse_args()
     show_progress(args.quiet)
-    rows = run_each(args.workers, args.install_delay, WHAT, measure)
+    with services(args.services, str(REPO)) as site:
+        rows = run_each(args.workers, args.install_delay, WHAT,
+                        functools.partial(measure, site))
     base = rows[0]['wall']
     print(f'install delay per node: {args.install_delay:g} s')
     print(f'{"W":>3} {"wall s":>8} {"ratio":>6} {"remote s":>9} '

@@ -1,6 +1,7 @@
 """Benchmark: scale-out wall time, 8 new workers against 1.
 
-Runs in the lab (root needed). Each run instantiates 1 master + 1 worker
+Runs in the lab (root needed), on VNF stacks in the real Heat of the lab's
+services. Each run instantiates 1 master + 1 worker
 without delay, then sets a fixed emulated install time per node (default
 60 s, like a real package installation) and scales out by N workers the
 way Tacker does: the stack update adds the VMs (not timed: that is Heat's
@@ -9,23 +10,27 @@ per N: scale_end wall time, the ratio to N = 1 (target <= 1.3), the
 critical path of remote work and the driver's own overhead.
 
     sudo python bench/scale_bench.py [--install-delay 60] [--workers 1 8]
+        [--services ROOT]
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import time
+from pathlib import Path
 
 from kubernetes_mgmt.orchestration.scale import scale_out
 from kubernetes_mgmt_lab import driving
 from kubernetes_mgmt_lab.bench_output import run_each, show_progress
 from kubernetes_mgmt_lab.emulated import set_install_delay
-from kubernetes_mgmt_lab.testing import throwaway_lab
+from kubernetes_mgmt_lab.testing import services, throwaway_lab
 
+REPO = Path(__file__).resolve().parents[1]
 WHAT = 'new worker(s): scale out'
 
 
-def measure(new_workers: int, install_delay: float) -> dict:
-    with throwaway_lab(1, 1) as lab:
+def measure(site: str, new_workers: int, install_delay: float) -> dict:
+    with throwaway_lab(1, 1, site=site) as lab:
         with driving.driver_options(lab,
                                     max_parallel_hosts=new_workers + 1):
             request, instance = driving.new_instance(lab)
@@ -49,13 +54,18 @@ def measure(new_workers: int, install_delay: float) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description=__doc__.split('\n\n')[0] + ' Brings up a throw-away '
-        'lab per run (root needed); progress goes to stderr, the table '
+        description=__doc__.split('\n\n')[0] + ' Makes a throw-away '
+        'stack per run (root needed); progress goes to stderr, the table '
         'to stdout.')
     parser.add_argument('--install-delay', type=float, default=60.0,
                         metavar='SECONDS',
                         help='emulated package installation time per new '
                              'node (default: %(default)g)')
+    parser.add_argument('--services', metavar='ROOT',
+                        help='use the lab services already running at ROOT '
+                             '("kubernetes-mgmt lab tacker up"); default: '
+                             'start them for the benchmark and stop them '
+                             'after it')
     parser.add_argument('--workers', type=int, nargs='+', default=[1, 8],
                         metavar='N',
                         help='workers to add to a 1 + 1 cluster, one run '
@@ -65,7 +75,9 @@ def main() -> None:
                         help="only the run lines, not the driver's phases")
     args = parser.parse_args()
     show_progress(args.quiet)
-    rows = run_each(args.workers, args.install_delay, WHAT, measure)
+    with services(args.services, str(REPO)) as site:
+        rows = run_each(args.workers, args.install_delay, WHAT,
+                        functools.partial(measure, site))
     base = rows[0]['wall']
     print(f'install delay per node: {args.install_delay:g} s')
     print(f'{"N":>3} {"scale_end s":>11} {"ratio":>6} {"remote s":>9} '

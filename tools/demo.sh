@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The demo on a fresh machine: install what it needs, then let the driver
-# build a simple (1+2) and an HA (3+2) cluster in throw-away labs.
+# build a simple (1+2) and an HA (3+2) cluster on throw-away stacks of the
+# lab's OpenStack services.
 # Afterwards the kubernetes-mgmt command is on root's PATH (a link in
 # /usr/local/bin to the virtualenv's), for the README's next commands.
 set -euo pipefail
@@ -18,4 +19,4 @@ else
     echo "==> $link exists and is not a link: left alone; the command" \
          "is $venv/bin/kubernetes-mgmt" >&2
 fi
-exec "$venv/bin/kubernetes-mgmt" demo "$@"
+exec "$venv/bin/kubernetes-mgmt" demo --plugin "$repo" "$@"

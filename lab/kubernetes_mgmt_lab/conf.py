@@ -20,10 +20,6 @@ lab_opts = [
                help='Password of heat_username.'),
     cfg.StrOpt('heat_project', default='admin',
                help='Project of the stacks (heat_auth_url).'),
-    cfg.StrOpt('heat_endpoint',
-               help='The Heat double\'s endpoint URL (heat_client = lab).'),
-    cfg.StrOpt('heat_token', secret=True,
-               help='Token sent with requests to heat_endpoint.'),
     cfg.StrOpt('vnf_package_dir',
                help='Directory read as the VNF package '
                     '(vnf_package_source = directory).'),

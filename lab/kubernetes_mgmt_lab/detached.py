@@ -1,4 +1,4 @@
-"""Lab helper servers (Heat double, site mirror) as detached processes:
+"""Lab helper servers (site mirror, lab cloud) as detached processes:
 started in their own session, found again by pid and module name."""
 from __future__ import annotations
 

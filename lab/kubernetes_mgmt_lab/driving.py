@@ -26,6 +26,7 @@ from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.kubernetes_mgmt import KubernetesMgmtDriver
 from kubernetes_mgmt_lab import conf as lab_conf
 from kubernetes_mgmt_lab import tacker_shapes
+from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.manager import ROLES, Lab
 from kubernetes_mgmt_lab.openstack import vnf_stack
 
@@ -197,7 +198,8 @@ def grant_zones(instance, placed: Sequence[tuple]) -> tacker_shapes.Grant:
 @contextlib.contextmanager
 def instantiated_lab(masters: int, workers: int, **options):
     """(lab, vnf_instance) of a throw-away lab (``options`` go to
-    ``Lab.up``) whose cluster the driver has just instantiated. The driver
+    testing.throwaway_lab: ``site`` for its stack, the layout's) whose
+    cluster the driver has just instantiated. The driver
     options are applied only for the instantiate: callers apply their own
     (they do not nest)."""
     from kubernetes_mgmt_lab.testing import throwaway_lab
@@ -279,15 +281,13 @@ def registered_vims(lab: Lab) -> list:
 
 
 def heat_client(lab: Lab):
-    """A heatclient for the lab's stack: the services' real Heat for a
-    VNF stack's lab (vnf_stack.py), else the Heat double."""
-    from heatclient import client
-
+    """An admin's heatclient for the lab's stack in the real Heat of its
+    services root (a lab of vnf_stack.up)."""
     state = lab.state
-    if state.site_root:
-        return vnf_stack.Site.of(state.site_root).heat()
-    return client.Client('1', endpoint=state.heat_url,
-                         token=state.heat_token)
+    if not state.site_root:
+        raise LabError(f'lab {state.name} has no Heat stack: bring it up '
+                       'with vnf_stack.up (testing.throwaway_lab(site=))')
+    return vnf_stack.Site.of(state.site_root).heat()
 
 
 def _hosts(lab: Lab, role: str):
@@ -298,12 +298,9 @@ def _set_capacity(lab: Lab, role: str, count: int) -> None:
     heat = heat_client(lab)
     state = lab.state
     server = state.layout_for(role).server
-    if state.site_root:
-        # Tacker's own stack updates send the whole nfv parameter.
-        nfv = json.loads(heat.stacks.get(state.stack_id).parameters['nfv'])
-        nfv['VDU'][server]['desired_capacity'] = count
-    else:
-        nfv = {'VDU': {server: {'desired_capacity': count}}}
+    # Tacker's own stack updates send the whole nfv parameter.
+    nfv = json.loads(heat.stacks.get(state.stack_id).parameters['nfv'])
+    nfv['VDU'][server]['desired_capacity'] = count
     heat.stacks.update(state.stack_id, existing=True,
                        parameters={'nfv': json.dumps(nfv)})
     _check_update(heat, lab)
@@ -311,14 +308,8 @@ def _set_capacity(lab: Lab, role: str, count: int) -> None:
 
 def _check_update(heat, lab: Lab) -> None:
     state = lab.state
-    if state.site_root:
-        vnf_stack.wait(heat, state.stack_id, 'UPDATE')
-        vnf_stack.sync_hosts(lab, heat, state.stack_id)
-        return
-    stack = heat.stacks.get(state.stack_id)
-    if stack.stack_status != 'UPDATE_COMPLETE':
-        raise RuntimeError(f'lab stack update failed: '
-                           f'{stack.stack_status_reason}')
+    vnf_stack.wait(heat, state.stack_id, 'UPDATE')
+    vnf_stack.sync_hosts(lab, heat, state.stack_id)
 
 
 # -- scale ------------------------------------------------------------------
@@ -453,8 +444,7 @@ def heal_whole(lab: Lab, instance) -> None:
 def respawn(lab: Lab, instance) -> None:
     """Tacker's _respawn_vnf: the stack deleted and created again; the
     new stack's id and VNFCs are recorded in the instance."""
-    state = vnf_stack.recreate(lab) if lab.state.site_root \
-        else lab.recreate_stack()
+    state = vnf_stack.recreate(lab)
     info = instance.instantiated_vnf_info
     info.instance_id = state.stack_id
     info.vnfc_resource_info = []

@@ -1,6 +1,6 @@
 """The lab as a whole: bring it up, change its hosts, tear it down.
 
-The state file (state.py) is the single truth, shared with the Heat double
+The state file (state.py) is the single truth, shared with the lab cloud
 and the emulated Kubernetes commands; every change is made under its lock
 and ``Lab.state`` re-reads it, so changes made by another process show.
 """
@@ -23,7 +23,6 @@ from kubernetes_mgmt import redact
 from kubernetes_mgmt.remote.retry import Backoff
 from kubernetes_mgmt.vnf_package import layout as package_layout
 from kubernetes_mgmt_lab import (
-    heatproc,
     hosts,
     image,
     mirror,
@@ -51,7 +50,6 @@ R = TypeVar('R')
 
 DEFAULT_NAME = 'klab'
 DEFAULT_USER = 'ubuntu'
-DEFAULT_HEAT_PORT = 8004
 DEFAULT_MIRROR_PORT = 8090
 MARKER = '.kubernetes-mgmt-lab'     # names the lab; only such roots are
 CONFIG_FILE = 'kubernetes_mgmt.conf'  # ever deleted
@@ -119,27 +117,24 @@ class Lab:
            subnet: str = net.DEFAULT_SUBNET, password: str | None = None,
            role_passwords: dict[str, str] | None = None,
            install_delay: float = 0.0, username: str = DEFAULT_USER,
-           heat: bool = True, heat_port: int = DEFAULT_HEAT_PORT,
            mirror_port: int = DEFAULT_MIRROR_PORT,
            compute_hosts: int = placement.DEFAULT_COMPUTE_HOSTS,
-           anti_affinity: bool = False, admin_view: bool = True) -> Lab:
-        """Create the lab: bridge, hosts booted in parallel, Heat double,
-        site mirror, VNF package directory, driver config. On failure
-        everything made so far is removed.
+           anti_affinity: bool = False) -> Lab:
+        """Create the lab: bridge, hosts booted in parallel, site mirror,
+        VNF package directory. On failure everything made so far is
+        removed. Its VMs are no Heat stack: the lab cloud's networks are
+        empty labs (0, 0) whose VMs Heat's servers become (vnf_stack.py).
 
         ``compute_hosts``: how many compute hosts VMs are spread over;
         ``anti_affinity``: workers form an anti-affinity server group
-        (more workers than compute hosts fail with NoValidHost);
-        ``admin_view``: Heat shows servers' compute hosts (see
-        ``set_admin_view``)."""
+        (more workers than compute hosts fail with NoValidHost)."""
         require_root()
         net.check_lab_name(name)
         if workers < 0 or masters < 0 or (masters < 1 and (
-                workers or storage or heat)):
+                workers or storage)):
             raise LabError('a lab needs at least one master and no '
-                           'negative number of workers (an empty lab, '
-                           'whose VMs a cloud API boots, serves no Heat '
-                           'double)')
+                           'negative number of workers (or none at all: '
+                           'an empty lab, whose VMs a cloud API boots)')
         computes = placement.compute_host_names(compute_hosts)
         plan = net.AddressPlan.parse(subnet)
         lab = cls(root)
@@ -156,11 +151,8 @@ class Lab:
             state.role_passwords = dict(role_passwords or {})
             state.compute_hosts = computes
             state.anti_affinity = anti_affinity
-            state.admin_view = admin_view
             lab_state.save(state, lab.state_file)
             lab._build(state, plan, masters, workers, storage)
-            if heat:
-                lab._start_heat(heat_port)
             lab._start_mirror(mirror_port)
             lab._write_package()
             lab._write_driver_config()
@@ -176,7 +168,7 @@ class Lab:
         lab = cls(root)
         if not os.path.exists(lab.state_file):
             raise LabError(f'no lab at {lab.root} (no {lab.state_file})')
-        redact.register(lab.state.password, lab.state.heat_token,
+        redact.register(lab.state.password,
                         *lab.state.role_passwords.values())
         return lab
 
@@ -230,9 +222,7 @@ class Lab:
             name=name, root=self.root, subnet=str(plan.subnet),
             gateway=plan.gateway, bridge=net.bridge_name(name),
             username=username, password=password,
-            tenant_id=uuid.uuid4().hex, stack_id=str(uuid.uuid4()),
-            stack_name=f'vnflcm_{uuid.uuid4()}',
-            heat_token=secrets.token_urlsafe(24),
+            tenant_id=uuid.uuid4().hex,
             vip=plan.vip if masters > 1 else None,
             layouts=default_layouts(), install_delay=install_delay)
 
@@ -255,16 +245,6 @@ class Lab:
             new = [self._new_host(st, role) for role in roles]
         self._create(state, new)
 
-    def _start_heat(self, preferred_port: int) -> None:
-        state = self.state
-        port = net.free_port(state.gateway, preferred_port)
-        with lab_state.locked(self.state_file) as st:
-            st.heat_port = port
-        pid = heatproc.start(self.state_file, state.gateway, port,
-                             heatproc.log_path(self.root))
-        with lab_state.locked(self.state_file) as st:
-            st.heat_pid = pid
-
     def _start_mirror(self, preferred_port: int) -> None:
         state = self.state
         port = net.free_port(state.gateway, preferred_port)
@@ -284,7 +264,7 @@ class Lab:
         try:
             source = kubernetes_mgmt.scripts_dir()
         except FileNotFoundError as exc:
-            # The lab still serves Heat and SSH; installs will say why
+            # The lab still serves SSH; installs will say why
             # they cannot find the script.
             LOG.warning('lab: the VNF package has no scripts: %s', exc)
             return
@@ -312,16 +292,17 @@ class Lab:
 
     def _write_driver_config(self, heat_auth: dict[str, str] | None = None
                              ) -> None:
+        """The driver's options for this lab; the Heat ones only for a
+        lab whose VMs are a stack."""
         path = self.driver_conf_path
         with lab_state.locked(self.state_file) as st:
             st.config_file = path
             site = st.mirror_url
-            heat = (f'heat_endpoint = {st.heat_url}\n'
-                    f'heat_token = {st.heat_token}\n') if not heat_auth \
-                else (f'heat_auth_url = {heat_auth["auth_url"]}\n'
-                      f'heat_username = {heat_auth["username"]}\n'
-                      f'heat_password = {heat_auth["password"]}\n'
-                      f'heat_project = {heat_auth["project_name"]}\n')
+            heat = (f'heat_auth_url = {heat_auth["auth_url"]}\n'
+                    f'heat_username = {heat_auth["username"]}\n'
+                    f'heat_password = {heat_auth["password"]}\n'
+                    f'heat_project = {heat_auth["project_name"]}\n'
+                    ) if heat_auth else ''
             text = (
                 '# Points the Kubernetes Mgmt Driver at this lab.\n'
                 '[kubernetes_mgmt]\n'
@@ -409,7 +390,7 @@ class Lab:
             old = self._host(st, name)
             new = dataclasses.replace(
                 old, server_id=str(uuid.uuid4()),
-                generation=old.generation + 1, unhealthy=False,
+                generation=old.generation + 1,
                 # A rebuilt VM gets a new, empty volume.
                 volume_ids={v: str(uuid.uuid4()) for v in old.volume_ids})
             st.hosts[st.hosts.index(old)] = new
@@ -419,29 +400,10 @@ class Lab:
         self._create(state, [new], sshd_delay)
         return self.host(name)
 
-    def recreate_stack(self) -> LabState:
-        """Heal the whole VNF: a new stack, every VM replaced."""
-        with lab_state.locked(self.state_file) as st:
-            old_hosts = list(st.hosts)
-            st.stack_id = str(uuid.uuid4())
-            st.hosts = []
-            for old in old_hosts:
-                new = dataclasses.replace(
-                    old, server_id=str(uuid.uuid4()),
-                    generation=old.generation + 1, unhealthy=False)
-                _new_heat_ids(new, st.layout_for(new.role))
-                st.hosts.append(new)
-                placement.place(st, new)
-        state = self.state
-        parallel(lambda h: hosts.destroy(state, h), old_hosts,
-                 lambda h: h.name)
-        self._create(state, state.hosts)
-        return self.state
-
     def _create(self, state: LabState, new: list[LabHost],
                 sshd_delay: float = 0.0) -> None:
-        """Boot ``new`` hosts in parallel and record the devices their
-        volumes got (the Heat double shows them as attachments)."""
+        """Boot ``new`` hosts in parallel and record the loop devices
+        behind their volumes."""
         try:
             parallel(lambda h: hosts.create(state, h, sshd_delay), new,
                      lambda h: h.name)
@@ -467,12 +429,6 @@ class Lab:
             if zone is not None:
                 host.zone = zone
         return self.host(name)
-
-    def set_admin_view(self, admin: bool) -> None:
-        """Whether Heat shows servers as to an admin (with
-        ``OS-EXT-SRV-ATTR:host`` and friends) or as to a plain user."""
-        with lab_state.locked(self.state_file) as st:
-            st.admin_view = admin
 
     @staticmethod
     def _host(st: LabState, name: str) -> LabHost:
@@ -551,12 +507,11 @@ class Lab:
 
     def move_volume(self, name: str, volume: str, guest_path: str) -> None:
         """Show host ``name``'s ``volume`` at ``guest_path`` inside it
-        (with its by-id link), while Heat goes on reporting the device
-        it reported so far, as after a reboot that renamed the disks."""
+        (with its by-id link), while Nova goes on reporting the device it
+        attached, as after a reboot that renamed the disks."""
         with lab_state.locked(self.state_file) as st:
             host = self._host(st, name)
             old = host.guest_devices.get(volume, volumes.GUEST_DEVICE)
-            host.reported_devices.setdefault(volume, old)
             host.guest_devices[volume] = guest_path
         state = self.state
         host = self._host(state, name)
@@ -594,7 +549,9 @@ class Lab:
 
 
 def _new_heat_ids(host: LabHost, layout: GroupLayout) -> None:
-    """Fresh ids of the Heat resources behind ``host``."""
+    """Ids as a group member of the sample templates would have them
+    (node names derive from the member name); a lab of its own has no
+    stack, a stack's hosts get the real ones (vnf_stack.sync_hosts)."""
     if layout.group:
         host.member_name = _short_id()
         host.member_stack_id = str(uuid.uuid4())
@@ -642,8 +599,8 @@ def teardown(root: str = DEFAULT_ROOT, name: str | None = None) -> list[str]:
     if not ours and os.path.exists(root):
         LOG.warning('lab: %s has no %s marker; only removing namespaces '
                     'and links named %s-*', root, MARKER, name)
-    # Helpers first (the Heat double may be adding a host), then every
-    # process inside the hosts' namespaces.
+    # Helpers first (the site mirror), then every process inside the
+    # hosts' namespaces.
     helpers = procs.find((), root) if ours else []
     helpers += _helper_pids(root) if ours else []
     procs.terminate(set(helpers))
@@ -673,14 +630,12 @@ def teardown(root: str = DEFAULT_ROOT, name: str | None = None) -> list[str]:
 
 
 def _helper_pids(root: str) -> list[int]:
-    """The Heat double and the site mirror, if still running."""
+    """The site mirror, if still running."""
     try:
         st = lab_state.load(lab_state.state_path(root))
     except (OSError, ValueError, TypeError, KeyError):
         return []
-    pids = [st.heat_pid] if heatproc.is_heat(st.heat_pid) else []
-    pids += [st.mirror_pid] if mirrorproc.is_mirror(st.mirror_pid) else []
-    return pids
+    return [st.mirror_pid] if mirrorproc.is_mirror(st.mirror_pid) else []
 
 
 def _mnt_pins(root: str) -> list[str]:

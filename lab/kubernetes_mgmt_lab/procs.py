@@ -1,6 +1,6 @@
 """Finding and ending the processes of a lab: by the namespaces they run
 in, and by a command line naming the lab root (helpers started outside
-any host, such as the Heat double)."""
+any host, such as the site mirror)."""
 from __future__ import annotations
 
 import os

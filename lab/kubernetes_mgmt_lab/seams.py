@@ -25,26 +25,20 @@ def _lab_options(conf: Any = None) -> Any:
 
 
 def heat_client(vnf_instance: Any, context: Any = None) -> Any:
-    """A heatclient for the lab's Heat (``heat_client = lab``): the real
-    one of a services root (``heat_auth_url``), else the Heat double."""
+    """A heatclient for the real Heat of a services root (``heat_client =
+    lab``), as ``heat_username`` of ``heat_project`` at ``heat_auth_url``."""
     options = _lab_options()
-    if options.heat_auth_url:
-        from kubernetes_mgmt_lab.openstack import vnf_stack
-
-        redact.register(options.heat_password)
-        return vnf_stack.heat_client(vnf_stack.keystone_auth(
-            options.heat_auth_url, options.heat_username,
-            options.heat_password, options.heat_project))
-    if not options.heat_endpoint:
+    if not options.heat_auth_url:
         raise MgmtDriverError(
-            f'heat_client = lab needs [{GROUP}] heat_endpoint (and '
-            'heat_token)')
-    from heatclient import client
+            f'heat_client = lab needs [{GROUP}] heat_auth_url (and '
+            'heat_username, heat_password, heat_project)')
+    from kubernetes_mgmt_lab.openstack import vnf_stack
 
-    redact.register(options.heat_token)
-    LOG.debug('using Heat at %s', options.heat_endpoint)
-    return client.Client('1', endpoint=options.heat_endpoint,
-                         token=options.heat_token)
+    redact.register(options.heat_password)
+    LOG.debug('using the Heat of Keystone %s', options.heat_auth_url)
+    return vnf_stack.heat_client(vnf_stack.keystone_auth(
+        options.heat_auth_url, options.heat_username,
+        options.heat_password, options.heat_project))
 
 
 def file_vim_registry(conf: Any = None) -> Any:

@@ -1,9 +1,9 @@
-"""The lab's description, shared by the lab manager, the Heat double and
+"""The lab's description, shared by the lab manager, the lab cloud and
 the emulated Kubernetes commands through one JSON file.
 
 Writers take an exclusive ``flock`` on ``<file>.lock``; readers re-read the
-file on every request, so a change made by ``lab`` commands shows in Heat
-at once.
+file on every request, so a change made by one process shows in the
+others at once.
 """
 from __future__ import annotations
 
@@ -44,14 +44,12 @@ class LabHost:
     compute_host: str = 'compute-0'
     zone: str = 'nova'
     generation: int = 0         # bumped when the VM is replaced (heal)
-    unhealthy: bool = False     # marked by Heat's mark-unhealthy
     volume_ids: dict[str, str] = field(default_factory=dict)
     # Volume name -> the machine's loop device behind it; where the guest
-    # sees it (default /dev/vdb); the device Heat reports (default: the
-    # guest's); Cinder's size in GiB (default: the disk's, 1).
+    # sees it (default /dev/vdb); Cinder's size in GiB (default: the
+    # disk's, 1).
     volume_devices: dict[str, str] = field(default_factory=dict)
     guest_devices: dict[str, str] = field(default_factory=dict)
-    reported_devices: dict[str, str] = field(default_factory=dict)
     volume_gib: dict[str, int] = field(default_factory=dict)
     # False once its port was detached (the cloud's os-interface): its
     # link is gone, and its address may serve another VM.
@@ -68,16 +66,12 @@ class LabState:
     username: str               # login of every lab VM
     password: str
     tenant_id: str
-    stack_id: str
-    stack_name: str
+    stack_id: str = ''          # a VNF stack's lab (vnf_stack.py) only
+    stack_name: str = ''
     # Roles whose VMs have another password than ``password``.
     role_passwords: dict[str, str] = field(default_factory=dict)
-    heat_port: int = 0
-    heat_token: str = ''
-    heat_pid: int | None = None
     vip: str | None = None      # HA: the VIP port's address
     vip_port: str = 'vip_CP'
-    floating_ips: dict[str, str] = field(default_factory=dict)
     layouts: list[GroupLayout] = field(default_factory=list)
     hosts: list[LabHost] = field(default_factory=list)
     config_file: str = ''       # driver config that points at this lab
@@ -92,13 +86,6 @@ class LabState:
         'compute-0', 'compute-1', 'compute-2'])
     anti_affinity: bool = False
     placements: int = 0
-    # False: Heat shows servers as Nova shows them to a non-admin user
-    # (no OS-EXT-SRV-ATTR:* fields).
-    admin_view: bool = True
-
-    @property
-    def heat_url(self) -> str:
-        return f'http://{self.gateway}:{self.heat_port}/v1/{self.tenant_id}'
 
     @property
     def mirror_url(self) -> str:
@@ -131,10 +118,18 @@ class LabState:
 
     @classmethod
     def from_dict(cls, data: dict) -> LabState:
-        data = dict(data)
+        # Fields an older lab wrote and this one dropped are ignored: a
+        # services root's labs outlive lab versions.
+        data = _known(cls, data)
         data['layouts'] = [GroupLayout(**g) for g in data.get('layouts', [])]
-        data['hosts'] = [LabHost(**h) for h in data.get('hosts', [])]
+        data['hosts'] = [LabHost(**_known(LabHost, h))
+                         for h in data.get('hosts', [])]
         return cls(**data)
+
+
+def _known(kind: type, data: dict) -> dict:
+    names = {f.name for f in dataclasses.fields(kind)}
+    return {k: v for k, v in data.items() if k in names}
 
 
 def state_path(root: str = DEFAULT_ROOT) -> str:

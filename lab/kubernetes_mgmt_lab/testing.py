@@ -10,6 +10,7 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 
 
 def unavailable_reason() -> str | None:
@@ -55,7 +56,8 @@ def throwaway_lab(masters: int = 1, workers: int = 1,
     """A lab with its own name, root and subnet, always torn down. With
     ``site`` (a services root) its VMs are a VNF stack in that root's
     real Heat, on a network of their own (``options``: ``storage``,
-    ``anti_affinity``, ``role_passwords``)."""
+    ``anti_affinity``, ``role_passwords``); without, they are VMs and no
+    stack (``options`` go to ``Lab.up``), for what needs no Heat."""
     if site is not None:
         with stack_lab(site, masters, workers, **options) as lab:
             yield lab
@@ -72,6 +74,25 @@ def throwaway_lab(masters: int = 1, workers: int = 1,
         yield lab
     finally:
         lab.down()
+
+
+@contextlib.contextmanager
+def services(running: str | None, checkout: str) -> Iterator[str]:
+    """The root of the lab's OpenStack services: ``running`` as it is,
+    else services started now (with the plugin of ``checkout``) in a
+    root of their own, stopped and removed at the end."""
+    if running:
+        yield running
+        return
+    from kubernetes_mgmt_lab.openstack import site
+
+    root = tempfile.mkdtemp(prefix='kos-', dir='/var/tmp')
+    try:
+        site.up(root, checkout)
+        yield root
+    finally:
+        site.down(root)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @contextlib.contextmanager

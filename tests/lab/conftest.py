@@ -31,7 +31,7 @@ def lab_args() -> dict:
 
 @pytest.fixture(scope='session')
 def lab():
-    """A running lab: 2 masters and 3 workers, Heat double included.
+    """A running lab: 2 masters and 3 workers (VMs, no Heat stack).
 
     Tests that change hosts must put them back (or use hosts they add).
     """

@@ -83,8 +83,7 @@ def test_session_lab_has_its_hosts_and_a_0600_state(lab):
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     with open(state.config_file, encoding='utf-8') as f:
         config = f.read()
-    assert f'heat_endpoint = {state.heat_url}' in config
-    assert f'heat_token = {state.heat_token}' in config
+    assert 'heat_auth_url' not in config     # its VMs are no stack
     assert f'state_file = {lab.state_file}' in config
     assert state.config_file == lab.driver_conf_path
     site = f'http://{state.gateway}:{state.mirror_port}/'
@@ -340,7 +339,7 @@ def test_storage_volume_is_a_real_device_each_vm_its_own(lab):
 def test_lab_down_frees_a_mounted_volume(lab_args):
     from kubernetes_mgmt_lab.manager import Lab
 
-    lab = Lab.up(masters=1, workers=0, storage=True, heat=False, **lab_args)
+    lab = Lab.up(masters=1, workers=0, storage=True, **lab_args)
     try:
         device = lab.host('storage-0').volume_devices[VOLUME]
         _format_and_mount(lab, 'storage-0', GUEST)
@@ -442,7 +441,7 @@ def test_lab_up_then_down_leaves_nothing_behind(lab_args):
     namespaces = _lab_namespaces(root, name)
     assert len(namespaces) == 9     # net, mnt and uts of three hosts
     state = Lab.load(root).state
-    helpers = {'heat': state.heat_pid, 'mirror': state.mirror_pid}
+    helpers = {'mirror': state.mirror_pid}
     assert all(_state(pid) not in ('Z', 'X') for pid in helpers.values())
     assert net.port_open(state.gateway, state.mirror_port)
 
@@ -451,7 +450,7 @@ def test_lab_up_then_down_leaves_nothing_behind(lab_args):
     assert_nothing_left(root, name, namespaces)
     # Gone: reaped (X), or a zombie its new parent has not reaped yet.
     assert {k: _state(p) in ('X', 'Z') for k, p in helpers.items()} == \
-        {'heat': True, 'mirror': True}
+        {'mirror': True}
     # Not a connect test: with the bridge gone, the address routes away.
     listening = subprocess.run(['ss', '-Hltn'], capture_output=True,
                                text=True, check=True).stdout
@@ -505,35 +504,6 @@ def test_lab_down_frees_the_volume_of_a_killed_lab_up(lab_args):
     assert down.returncode == 0, down.stderr
     assert 'loop device /dev/loop' in down.stdout
     assert_nothing_left(root, name, namespaces)
-
-
-def test_recreate_stack_replaces_every_host(lab_args):
-    from kubernetes_mgmt_lab.manager import Lab
-
-    args = lab_args
-    lab = Lab.up(masters=1, workers=1, storage=True, heat=False, **args)
-    try:
-        before = lab.state
-        _format_and_mount(lab, 'storage-0', GUEST)
-        after = lab.recreate_stack()
-        assert after.stack_id != before.stack_id
-        for old, new in zip(before.hosts, after.hosts, strict=True):
-            assert (new.name, new.ip) == (old.name, old.ip)
-            assert new.server_id != old.server_id
-            if old.member_stack_id:     # not the ungrouped storage server
-                assert new.member_stack_id != old.member_stack_id
-            assert new.volume_ids.keys() == old.volume_ids.keys()
-            assert not set(new.volume_ids.values()) & set(
-                old.volume_ids.values())
-            assert lab.sshd_up(new.name)
-        # The storage server's new volume: attached, empty.
-        device = after.host('storage-0').volume_devices[VOLUME]
-        assert list(volumes.attached_under(lab.root)) == [device]
-        assert _probe(lab, 'storage-0', GUEST).returncode == 2
-        namespaces = _lab_namespaces(args['root'], args['name'])
-    finally:
-        lab.down()
-    assert_nothing_left(args['root'], args['name'], namespaces)
 
 
 def test_failed_lab_up_removes_what_it_made(lab, lab_args):

@@ -135,7 +135,7 @@ def test_lab_command_line():
                               '4', '--storage', '--install-delay', '0.5',
                               '--root', '/x'])
     assert (args.masters, args.workers, args.storage, args.install_delay,
-            args.root, args.heat) == (3, 4, True, 0.5, '/x', True)
+            args.root, args.services) == (3, 4, True, 0.5, '/x', None)
     args = parser.parse_args(['lab', 'down'])
     assert args.root == state.DEFAULT_ROOT and args.name is None
     args = parser.parse_args(['lab', 'exec', 'master-0', '--', 'ls', '-l'])
@@ -254,7 +254,6 @@ def _lab_at(tmp_path):
     state.save(state.LabState(
         name='k', root=lab.root, subnet='10.10.0.0/24', gateway='10.10.0.1',
         bridge='kbr0', username='u', password='p', tenant_id='t',
-        stack_id='s', stack_name='n', heat_port=8004, heat_token='ht',
         mirror_port=8090), lab.state_file)
     return lab
 
@@ -266,7 +265,9 @@ def test_driver_config_points_at_mirror_package_and_vim_file(tmp_path):
     from kubernetes_mgmt_lab import conf as lab_conf
 
     lab = _lab_at(tmp_path)
-    lab._write_driver_config()
+    lab._write_driver_config({'auth_url': 'http://10.10.0.1:5000/v3',
+                              'username': 'admin', 'password': 'pw',
+                              'project_name': 'admin'})
     assert stat.S_IMODE(os.stat(lab.driver_conf_path).st_mode) == 0o600
     assert lab.state.config_file == lab.driver_conf_path
     conf = cfg.ConfigOpts()
@@ -293,8 +294,9 @@ def test_driver_config_points_at_mirror_package_and_vim_file(tmp_path):
     with open(served, 'rb') as f:
         assert group.cni_manifest_sha256 == \
             hashlib.sha256(f.read()).hexdigest()
-    assert (own.heat_endpoint, own.heat_token) == \
-        ('http://10.10.0.1:8004/v1/t', 'ht')
+    assert (own.heat_auth_url, own.heat_username, own.heat_password,
+            own.heat_project) == \
+        ('http://10.10.0.1:5000/v3', 'admin', 'pw', 'admin')
 
 
 def test_package_dir_gets_the_plugin_scripts(tmp_path, monkeypatch):

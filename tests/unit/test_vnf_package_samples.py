@@ -217,7 +217,7 @@ def test_scaling_policies(flavour, masters):
         assert set(level['scale_info']) == set(aspects)
 
 
-# -- BaseHOT against the VNFD and the lab's Heat double ---------------------
+# -- BaseHOT against the VNFD and the lab's host layouts --------------------
 
 @pytest.mark.parametrize('flavour', FLAVOURS)
 def test_base_hot_has_the_lab_layout(flavour):

@@ -1,12 +1,13 @@
 """``kubernetes-mgmt demo``: the driver end to end in a throw-away lab.
 
-Brings up a lab, runs instantiate_end through the driver's Tacker entry
-point for a simple (1 master + 2 workers) and an HA (3 + 2) cluster,
-prints the nodes, and tears each lab down again. The HA cluster then goes
-through the rest of its lifecycle, the hooks called as tacker-conductor
-calls them around the lab's Heat stack updates: scale out by 2, scale in
-by 1, heal a master and a worker, heal the whole VNF (a new stack),
-terminate; the nodes are printed after each step.
+Starts the lab's OpenStack services (as "lab tacker up"), makes a VNF
+stack of the sample templates in their Heat for a simple (1 master + 2
+workers) and an HA (3 + 2) cluster, runs instantiate_end through the
+driver's Tacker entry point, prints the nodes, and deletes each stack
+again. The HA cluster then goes through the rest of its lifecycle, the
+hooks called as tacker-conductor calls them around Heat's stack updates:
+scale out by 2, scale in by 1, heal a master and a worker, heal the whole
+VNF (a new stack), terminate; the nodes are printed after each step.
 """
 from __future__ import annotations
 
@@ -25,14 +26,15 @@ FLAVOURS = {'simple': (1, 2), 'ha': (3, 2)}
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        'demo', help='the driver end to end in throw-away labs (needs '
-                     'root)',
-        description='Bring up a lab, let the driver build a cluster in it '
-                    'through its Tacker hooks, print the nodes and tear the '
-                    'lab down. The HA cluster then goes through scale out, '
-                    'scale in, heal of a master, a worker and the whole '
-                    'VNF, and terminate. Needs root; both take about 1.5 '
-                    'minutes on two cores.')
+        'demo', help='the driver end to end on the lab\'s services '
+                     '(needs root)',
+        description='Start the lab\'s OpenStack services, make a VNF stack '
+                    'in their Heat, let the driver build a cluster on its '
+                    'VMs through its Tacker hooks, print the nodes and '
+                    'delete the stack. The HA cluster then goes through '
+                    'scale out, scale in, heal of a master, a worker and '
+                    'the whole VNF, and terminate. Needs root; both take '
+                    'about 3 minutes on two cores.')
     parser.add_argument('--flavour', choices=[*FLAVOURS, 'both'],
                         default='both',
                         help='simple: 1 master + 2 workers, instantiate '
@@ -40,7 +42,8 @@ def register(subparsers) -> None:
                              'workers, its whole lifecycle; both: simple, '
                              'then ha (default: %(default)s)')
     parser.add_argument('--root', default=DEMO_ROOT,
-                        help='lab directory (default: %(default)s)')
+                        help='directory of the services (default: '
+                             '%(default)s)')
     parser.add_argument('--tacker', action='store_true',
                         help='instead: start Tacker, Keystone, Glance, '
                              'Heat and Barbican (lab tacker up, in --root) '
@@ -48,9 +51,8 @@ def register(subparsers) -> None:
                              'for the HA flavour, printing each command '
                              'and its answer; the services stop after it')
     parser.add_argument('--plugin', default='.', metavar='DIR',
-                        help='with --tacker: checkout of the plugin to '
-                             'install into Tacker (default: the current '
-                             'directory)')
+                        help='checkout of the plugin to install into '
+                             'Tacker (default: the current directory)')
     parser.set_defaults(func=run)
 
 
@@ -59,41 +61,62 @@ def run(args: argparse.Namespace) -> int:
                         format='%(asctime)s %(message)s', datefmt='%H:%M:%S')
     # paramiko narrates every channel; the driver's own lines say enough.
     logging.getLogger('paramiko').setLevel(logging.WARNING)
+    from kubernetes_mgmt_lab.cli.lab_tacker import plugin_checkout
+    from kubernetes_mgmt_lab.errors import LabError
+    try:
+        checkout = plugin_checkout(args.plugin)
+    except LabError as exc:
+        print(f'error: {exc}', file=sys.stderr)
+        return 1
     if args.tacker:
         from kubernetes_mgmt_lab.cli.demo_tacker import run_tacker
-        from kubernetes_mgmt_lab.cli.lab_tacker import plugin_checkout
-        from kubernetes_mgmt_lab.errors import LabError
-        try:
-            checkout = plugin_checkout(args.plugin)
-        except LabError as exc:
-            print(f'error: {exc}', file=sys.stderr)
-            return 1
         return run_tacker(args.root, checkout)
     flavours = list(FLAVOURS) if args.flavour == 'both' else [args.flavour]
-    for flavour in flavours:
-        status = run_flavour(flavour, root=args.root)
-        if status:
-            return status
-    return 0
+    return run_hooks(args.root, checkout, flavours)
 
 
-def run_flavour(flavour: str, **lab_args) -> int:
-    """One flavour in its own lab (``lab_args``: Lab.up's root, name,
-    subnet), always removed again; returns the exit status."""
+def run_hooks(root: str, checkout: str, flavours: list[str]) -> int:
+    """The services up, each flavour on a stack of its own, the services
+    down again; returns the exit status."""
+    from kubernetes_mgmt_lab.errors import LabError
+    from kubernetes_mgmt_lab.openstack import site
+
+    print('=== the OpenStack services (Keystone, Heat, the lab cloud ...) '
+          '===')
+    try:
+        site.up(root, checkout)
+    except LabError as exc:
+        print(f'error: {exc}', file=sys.stderr)
+        return 1
+    try:
+        for flavour in flavours:
+            status = run_flavour(flavour, root)
+            if status:
+                return status
+        return 0
+    finally:
+        print('=== stopping the services ===')
+        site.down(root)
+
+
+def run_flavour(flavour: str, services_root: str) -> int:
+    """One flavour on a stack of its own in the Heat of
+    ``services_root``, always deleted again; returns the exit status."""
     from kubernetes_mgmt.errors import MgmtDriverError
     from kubernetes_mgmt_lab import driving
     from kubernetes_mgmt_lab.errors import LabError
-    from kubernetes_mgmt_lab.manager import Lab
+    from kubernetes_mgmt_lab.openstack import vnf_stack
+    from kubernetes_mgmt_lab.testing import free_subnet
 
     masters, workers = FLAVOURS[flavour]
     print(f'\n=== {flavour}: {masters} master(s) + {workers} worker(s) ===')
     try:
-        lab = Lab.up(masters=masters, workers=workers,
-                     **{'name': 'kdemo', **lab_args})
+        lab = vnf_stack.up(services_root, vnf_stack.Layout(masters, workers),
+                           f'kdemo-{flavour}', free_subnet())
     except LabError as exc:
         print(f'error: {exc}', file=sys.stderr)
         return 1
-    name = lab.state.name
+    stack = lab.state.stack_name
     try:
         with driving.driver_options(lab):
             request, instance = driving.new_instance(lab)
@@ -106,9 +129,9 @@ def run_flavour(flavour: str, **lab_args) -> int:
         print(f'error: {exc}', file=sys.stderr)
         return 1
     finally:
-        lab.down()
-        print(f'=== {flavour}: lab {name} removed (its VMs, '
-              'namespaces and bridge are gone) ===')
+        vnf_stack.down(lab)
+        print(f'=== {flavour}: stack {stack} and its network deleted (its '
+              'VMs, namespaces and bridge are gone) ===')
     return 0
 
 
@@ -137,7 +160,7 @@ def _lifecycle(lab, instance) -> None:
              f'{host.server_id[:8]})')
         driving.heal(lab, instance, [driving.vnfc_of(instance, host)])
         print(f'{host.name} rebuilt as server '
-              f'{lab.state.host(host.name).server_id[:8]}')
+              f'{lab.host_at(host.ip).server_id[:8]}')
         print(_nodes(lab))
 
     step('heal the whole VNF (a new stack, every VM new)')
@@ -155,7 +178,7 @@ def _lifecycle(lab, instance) -> None:
           f'VIM connections: '
           f'{", ".join(c.vim_type for c in instance.vim_connection_info)}')
     print('(Tacker deletes the stack between terminate_start and '
-          'terminate_end; here the whole lab is removed next.)')
+          'terminate_end; here the stack is deleted next.)')
 
 
 def _vims(instance) -> str:

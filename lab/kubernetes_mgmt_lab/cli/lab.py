@@ -3,6 +3,7 @@ stands in for OpenStack and VMs on this machine (needs root)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -13,8 +14,8 @@ from kubernetes_mgmt_lab.state import DEFAULT_ROOT
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        'lab', help='bring the lab (VMs as namespaces, Heat double) up or '
-                    'down')
+        'lab', help='bring the lab (VMs as namespaces; with --services a '
+                    'VNF stack in the real Heat) up or down')
     sub = parser.add_subparsers(dest='lab_command', required=True)
 
     up = sub.add_parser('up', help='create the lab and boot its hosts')
@@ -46,8 +47,12 @@ def register(subparsers) -> None:
                     metavar='SECONDS',
                     help='how long each emulated package installation '
                          'takes on a VM (default: %(default)g: at once)')
-    up.add_argument('--no-heat', dest='heat', action='store_false',
-                    help='do not start the Heat API double')
+    up.add_argument('--services', metavar='ROOT',
+                    help='make the VMs a VNF stack (sample BaseHOT) in the '
+                         'real Heat of the services at ROOT ("lab tacker '
+                         'up"), on a network of their own; the lab\'s root '
+                         'is then below ROOT (printed). Without it: VMs '
+                         'only, no stack')
     up.set_defaults(func=_up)
 
     down = sub.add_parser('down', help='remove everything the lab made')
@@ -113,6 +118,10 @@ def _plan(args) -> int:
     try:
         lab = Lab.load(args.root)
         hosts = {h.name: h for h in lab.state.hosts}
+        if not lab.state.stack_id:
+            raise LabError(f'the lab at {lab.root} has no Heat stack to '
+                           'plan on; bring one up with "lab up '
+                           '--services ROOT"')
         unknown = [n for n in args.node if n not in hosts]
         if unknown:
             raise LabError(f'no host {", ".join(unknown)} in the lab; its '
@@ -142,31 +151,53 @@ def _up(args) -> int:
 
     started = time.monotonic()
     try:
-        lab = Lab.up(masters=args.masters, workers=args.workers,
-                     storage=args.storage, root=args.root, name=args.name,
-                     subnet=args.subnet, password=args.password,
-                     install_delay=args.install_delay, heat=args.heat,
-                     compute_hosts=args.compute_hosts,
-                     anti_affinity=args.anti_affinity)
+        lab = _stack_lab(args) if args.services else Lab.up(
+            masters=args.masters, workers=args.workers,
+            storage=args.storage, root=args.root, name=args.name,
+            subnet=args.subnet, password=args.password,
+            install_delay=args.install_delay,
+            compute_hosts=args.compute_hosts,
+            anti_affinity=args.anti_affinity)
     except LabError as exc:
         return _fail(exc)
     state = lab.state
     print(_host_table(state.hosts, None))
     print(f'lab {state.name} up in {time.monotonic() - started:.1f} s')
-    if state.heat_port:
-        print(f'Heat API: {state.heat_url}')
+    print(f'lab root: {lab.root}')
     print(f'site mirror: {state.mirror_url}')
     print(f'driver config: {state.config_file}')
-    print(f'Heat stack: {state.stack_id}')
+    if state.stack_id:
+        print(f'Heat stack: {state.stack_id} (services {state.site_root})')
     print(f'state (user, password): {lab.state_file}')
     return 0
 
 
+def _stack_lab(args):
+    from kubernetes_mgmt_lab.errors import LabError
+    from kubernetes_mgmt_lab.openstack import vnf_stack
+
+    if args.password or args.install_delay:
+        raise LabError('--password and --install-delay are settings of a '
+                       'lab without --services (the image of the '
+                       "services' networks has them)")
+    layout = vnf_stack.Layout(args.masters, args.workers, args.storage,
+                              args.anti_affinity)
+    return vnf_stack.up(args.services, layout, args.name, args.subnet)
+
+
 def _down(args) -> int:
     from kubernetes_mgmt_lab.errors import LabError
-    from kubernetes_mgmt_lab.manager import teardown
+    from kubernetes_mgmt_lab.manager import Lab, teardown
+    from kubernetes_mgmt_lab.openstack import vnf_stack
+    from kubernetes_mgmt_lab.state import state_path
 
     try:
+        if os.path.exists(state_path(args.root)) and \
+                Lab.load(args.root).state.site_root:
+            # Its stack and network go; the cloud removes the lab.
+            vnf_stack.down(Lab.load(args.root))
+            print(f'removed: the stack and network of {args.root}')
+            return 0
         removed = teardown(args.root, args.name)
     except LabError as exc:
         return _fail(exc)
@@ -175,7 +206,7 @@ def _down(args) -> int:
 
 
 def _status(args) -> int:
-    from kubernetes_mgmt_lab import heatproc, hosts, mirrorproc
+    from kubernetes_mgmt_lab import hosts, mirrorproc
     from kubernetes_mgmt_lab.errors import LabError
     from kubernetes_mgmt_lab.manager import Lab
 
@@ -185,12 +216,11 @@ def _status(args) -> int:
         return _fail(exc)
     up = {h.name: hosts.sshd_up(h) for h in state.hosts}
     print(_host_table(state.hosts, up))
-    heat = 'up' if heatproc.is_heat(state.heat_pid) else 'down'
-    print(f'Heat API: {state.heat_url} ({heat})')
     site = 'up' if mirrorproc.is_mirror(state.mirror_pid) else 'down'
     print(f'site mirror: {state.mirror_url} ({site})')
     print(f'driver config: {state.config_file}')
-    print(f'Heat stack: {state.stack_id}')
+    if state.stack_id:
+        print(f'Heat stack: {state.stack_id} (services {state.site_root})')
     return 0
 
 
