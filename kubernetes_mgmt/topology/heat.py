@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from heatclient import exc as heat_exc
+from keystoneauth1 import exceptions as ks_exc
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.errors import TopologyError
@@ -67,12 +68,17 @@ def read_topology(heat, stack_id: str, params: ClusterParams) -> Topology:
                             f'{params.master.aspect_id!r} has no members)')
     workers = _group_vms(listing, Role.WORKER, params.worker)
     reader = _Reader(heat, listing)
+    cluster_port = _cluster_port(listing, masters[0], params.master)
+    # Asked for before the hosts are read: in the simple flavour the
+    # cluster port is the first master's own, fetched once.
+    if listing.find(*cluster_port).type == heat_listing.PORT:
+        reader.with_subnets.add(cluster_port)
     hosts = reader.hosts(masters + workers)
     storage = None
     if params.storage_server:
         storage = _read_storage(reader, listing, params.storage_server)
-    ip, prefixlen = _cluster_address(reader, listing, masters[0],
-                                     params.master)
+    ip = reader.address(*cluster_port)
+    prefixlen = _prefixlen(reader.attributes(*cluster_port))
     return Topology(
         stack_id=stack_id, masters=hosts[:len(masters)],
         workers=hosts[len(masters):], cluster_ip=ip,
@@ -118,6 +124,13 @@ def _heat_call(stack_id: str, what: str, call: Callable[[], T]) -> T:
     except heat_exc.BaseException as e:
         raise TopologyError(f'stack {stack_id}: {what}: Heat request '
                             f'failed: {e}') from e
+    except ks_exc.Unauthorized as e:
+        # A session's own authentication fails before Heat is asked.
+        raise TopologyError(f'stack {stack_id}: {what}: Authentication '
+                            f'failed with Keystone: {e}') from e
+    except ks_exc.ClientException as e:
+        raise TopologyError(f'stack {stack_id}: {what}: request to '
+                            f'Keystone or Heat failed: {e}') from e
 
 
 def _group_vms(listing: Listing, role: Role,
@@ -174,15 +187,19 @@ class _Reader:
         self.listing = listing
         self._cache: dict[tuple[str, str], dict] = {}
         self._lock = threading.Lock()
+        # Ports whose subnets are wanted: Heat shows a resource's
+        # ``subnets`` only when asked for it (with_attr).
+        self.with_subnets: set[tuple[str, str]] = set()
 
     def attributes(self, stack: str, name: str) -> dict:
         key = (stack, name)
         with self._lock:
             if key in self._cache:
                 return self._cache[key]
+        extra = ['subnets'] if key in self.with_subnets else None
         resource = _heat_call(
             self.listing.stack_id, f'reading {name!r} in {stack}',
-            lambda: self.heat.resources.get(stack, name))
+            lambda: self.heat.resources.get(stack, name, with_attr=extra))
         attrs = getattr(resource, 'attributes', None) or {}
         with self._lock:
             self._cache[key] = attrs
@@ -284,12 +301,11 @@ def _cluster_stack(listing: Listing, master: _Vm, name: str,
         f'master ({listing.contents(master.stack)})')
 
 
-def _cluster_address(reader: _Reader, listing: Listing, master: _Vm,
-                     params: MasterParams) -> tuple[str, int | None]:
+def _cluster_port(listing: Listing, master: _Vm, params: MasterParams
+                  ) -> tuple[str, str]:
+    """(stack, name) of the port that carries the cluster address."""
     name = params.cluster_cp_name or master.nic_cp
-    stack = _cluster_stack(listing, master, name, 'cluster_cp_name')
-    ip = reader.address(stack, name)
-    return ip, _prefixlen(reader.attributes(stack, name))
+    return _cluster_stack(listing, master, name, 'cluster_cp_name'), name
 
 
 def _cluster_fip(reader: _Reader, listing: Listing, master: _Vm,

@@ -10,9 +10,16 @@ import pytest
 import yaml
 
 from kubernetes_mgmt.errors import ValidationError
-from kubernetes_mgmt.params.model import NfsExport, PvRegistration
+from kubernetes_mgmt.params.model import (
+    ClusterParams,
+    MasterParams,
+    NfsExport,
+    NodeGroupParams,
+    PvRegistration,
+    StorageServerParams,
+    VolumeSetup,
+)
 from kubernetes_mgmt.storage.pv_manifests import load_pv_manifests
-from kubernetes_mgmt_lab.heat import fake
 
 AT = ('additionalParams.k8s_cluster_installation_param.'
       'pv_registration_params[{}].pv_manifest_file_path')
@@ -30,14 +37,24 @@ spec:
 """
 
 
-def params(*files: str, exports=('/volume/nfs',)):
-    base = fake.params(storage=True)
-    storage = dataclasses.replace(
-        base.storage_server,
-        exports=tuple(NfsExport(d, '10.10.0.0/24') for d in exports))
-    return dataclasses.replace(
-        base, storage_server=storage, pv_registrations=tuple(
-            PvRegistration(f, 'storage_server_CP') for f in files))
+def params(*files: str, exports=('/volume/nfs',)) -> ClusterParams:
+    """A request of the sample simple flavour with its storage server."""
+    login = {'username': 'ubuntu', 'password': 'not-used-here'}
+    return ClusterParams(
+        script_path='Scripts/install_k8s_cluster.sh',
+        master=MasterParams(ssh_cp_name='masterNode_CP1',
+                            nic_cp_name='masterNode_CP1',
+                            cluster_cp_name='masterNode_CP1',
+                            aspect_id='master_instance', **login),
+        worker=NodeGroupParams(ssh_cp_name='workerNode_CP2',
+                               nic_cp_name='workerNode_CP2',
+                               aspect_id='worker_instance', **login),
+        storage_server=StorageServerParams(
+            ssh_cp_name='storage_server_CP', **login,
+            volumes=(VolumeSetup('storage_server_volume', '/volume'),),
+            exports=tuple(NfsExport(d, '10.10.0.0/24') for d in exports)),
+        pv_registrations=tuple(PvRegistration(f, 'storage_server_CP')
+                               for f in files))
 
 
 def write(root: Path, name: str, text: str) -> str:
