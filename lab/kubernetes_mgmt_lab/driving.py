@@ -28,7 +28,7 @@ from kubernetes_mgmt_lab import conf as lab_conf
 from kubernetes_mgmt_lab import tacker_shapes
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.manager import ROLES, Lab
-from kubernetes_mgmt_lab.openstack import vnf_stack
+from kubernetes_mgmt_lab.openstack import access, vnf_stack
 
 GROUP = 'kubernetes_mgmt'
 # The groups of the driver config ``lab up`` writes: the product's and
@@ -66,7 +66,7 @@ def heat_as_member(lab: Lab) -> Iterator[None]:
     """Inside driver_options of a lab on a services root: the driver
     reads Heat as a user without the admin role, who sees no compute
     hosts (as through a VIM registered without admin rights)."""
-    member = vnf_stack.Site.of(lab.state.site_root).member_auth()
+    member = access.Site.of(lab.state.site_root).member_auth()
     group = _group_of('heat_username')
     kept = {key: getattr(cfg.CONF[group], key)
             for key in ('heat_username', 'heat_password')}
@@ -287,7 +287,7 @@ def heat_client(lab: Lab):
     if not state.site_root:
         raise LabError(f'lab {state.name} has no Heat stack: bring it up '
                        'with vnf_stack.up (testing.throwaway_lab(site=))')
-    return vnf_stack.Site.of(state.site_root).heat()
+    return access.Site.of(state.site_root).heat()
 
 
 def _hosts(lab: Lab, role: str):

@@ -32,11 +32,11 @@ def heat_client(vnf_instance: Any, context: Any = None) -> Any:
         raise MgmtDriverError(
             f'heat_client = lab needs [{GROUP}] heat_auth_url (and '
             'heat_username, heat_password, heat_project)')
-    from kubernetes_mgmt_lab.openstack import vnf_stack
+    from kubernetes_mgmt_lab.openstack import access
 
     redact.register(options.heat_password)
     LOG.debug('using the Heat of Keystone %s', options.heat_auth_url)
-    return vnf_stack.heat_client(vnf_stack.keystone_auth(
+    return access.heat_client(access.keystone_auth(
         options.heat_auth_url, options.heat_username,
         options.heat_password, options.heat_project))
 

@@ -103,8 +103,9 @@ def stack_lab(site: str, masters: int, workers: int, storage: bool = False,
     with its network at the end; ``role_passwords``: role -> its VMs'
     password (their servers' adminPass)."""
     from kubernetes_mgmt_lab.openstack import vnf_stack
+    from kubernetes_mgmt_lab.openstack.vnf_templates import Layout
 
-    layout = vnf_stack.Layout(masters, workers, storage, anti_affinity,
+    layout = Layout(masters, workers, storage, anti_affinity,
                               dict(role_passwords or {}))
     lab = vnf_stack.up(site, layout, 'kt' + secrets.token_hex(3),
                        free_subnet())

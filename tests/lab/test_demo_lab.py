@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kubernetes_mgmt_lab.cli.demo import run_flavour
-from kubernetes_mgmt_lab.openstack import vnf_stack
+from kubernetes_mgmt_lab.openstack import access
 
 pytestmark = pytest.mark.lab
 
@@ -58,7 +58,7 @@ def test_ha_demo_names_nodes_by_vm_and_accounts_for_every_second(
                          'deleted (its VMs, namespaces and bridge are '
                          'gone) ===')
     assert 'lab down' not in out
-    services = vnf_stack.Site.of(site)
+    services = access.Site.of(site)
     assert 'vnflcm_kdemo-ha' not in {
         s.stack_name for s in services.heat().stacks.list()}
     assert services.connection().network.find_network('kdemo-ha') is None

@@ -42,7 +42,8 @@ from kubernetes_mgmt.topology.heat import read_members, read_topology
 from kubernetes_mgmt.topology.heat_client import heat_client_for
 from kubernetes_mgmt.topology.model import Role, Volume
 from kubernetes_mgmt_lab import conf as lab_conf
-from kubernetes_mgmt_lab.openstack import vnf_stack
+from kubernetes_mgmt_lab.openstack import access, vnf_stack, vnf_templates
+from kubernetes_mgmt_lab.openstack.vnf_templates import Layout
 from kubernetes_mgmt_lab.testing import free_subnet, unavailable_reason
 
 pytestmark = pytest.mark.lab
@@ -223,7 +224,7 @@ outputs:
 
 
 @contextlib.contextmanager
-def shapes_stack(site: vnf_stack.Site, subnet: str):
+def shapes_stack(site: access.Site, subnet: str):
     """The shapes stack on a network of its own, its second ordered member
     added by a stack update; deleted with the network at the end."""
     conn = site.connection()
@@ -240,7 +241,7 @@ def shapes_stack(site: vnf_stack.Site, subnet: str):
                    'sizeless.yaml': SIZELESS},
             environment={'resource_registry': {
                 'OS::Neutron::FloatingIP': 'floating_ip.yaml'}},
-            parameters={'network': network.id, 'flavor': vnf_stack.FLAVOR,
+            parameters={'network': network.id, 'flavor': vnf_templates.FLAVOR,
                         'image': vnf_stack.ensure_image(site),
                         'ssh_fip_address': SSH_FIP,
                         'cluster_fip_address': CLUSTER_FIP})
@@ -264,7 +265,7 @@ def shapes_stack(site: vnf_stack.Site, subnet: str):
 # -- the sample stacks --------------------------------------------------
 
 @contextlib.contextmanager
-def vnf_lab(site: vnf_stack.Site, layout: vnf_stack.Layout, subnet: str):
+def vnf_lab(site: access.Site, layout: Layout, subnet: str):
     """testing.stack_lab, on a subnet chosen by the caller."""
     lab = vnf_stack.up(site.root.path, layout, 'kt' + secrets.token_hex(3),
                        subnet)
@@ -275,12 +276,12 @@ def vnf_lab(site: vnf_stack.Site, layout: vnf_stack.Layout, subnet: str):
 
 
 @contextlib.contextmanager
-def scaled_out_simple(site: vnf_stack.Site, subnet: str):
+def scaled_out_simple(site: access.Site, subnet: str):
     """The simple flavour with its storage server and one worker, then
     SCALE_OUT workers more by a stack update of the nfv parameter, as
     Tacker scales; yields the lab and the new members' stack ids (what
     Tacker passes as scale_out_id_list)."""
-    with vnf_lab(site, vnf_stack.Layout(1, 1, storage=True), subnet) as lab:
+    with vnf_lab(site, Layout(1, 1, storage=True), subnet) as lab:
         heat, stack_id = site.heat(), lab.state.stack_id
         before = {h.member_stack_id for h in lab.state.hosts}
         nfv = json.loads(heat.stacks.get(stack_id).parameters['nfv'])
@@ -327,10 +328,10 @@ def stacks(site):
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
-    where = vnf_stack.Site.of(site)
+    where = access.Site.of(site)
     subnets = distinct_subnets(3)
     with all_at_once(scaled_out_simple(where, subnets[0]),
-                     vnf_lab(where, vnf_stack.Layout(2, 1), subnets[1]),
+                     vnf_lab(where, Layout(2, 1), subnets[1]),
                      shapes_stack(where, subnets[2])) as made:
         (simple, new_members), ha, shapes = made
         yield types.SimpleNamespace(site=where, simple=simple, ha=ha,
@@ -361,10 +362,10 @@ def prefixlen(lab) -> int:
     return ipaddress.ip_network(lab.state.subnet).prefixlen
 
 
-def counting_heat(site: vnf_stack.Site):
+def counting_heat(site: access.Site):
     """A heatclient and the list of Heat's HTTP responses it receives
     (redirects included; Keystone's left out)."""
-    heat = vnf_stack.heat_client(site.auth())
+    heat = access.heat_client(site.auth())
     heat_url = heat.http_client.get_endpoint()
     served = []
 
@@ -609,7 +610,7 @@ def test_wrong_token(heat, simple):
 
 
 def test_wrong_password(stacks, simple):
-    wrong = vnf_stack.heat_client({**stacks.site.auth(),
+    wrong = access.heat_client({**stacks.site.auth(),
                                    'password': 'wrong-password'})
     with pytest.raises(TopologyError, match=r'Authentication failed|'
                                             r'requires authentication'):

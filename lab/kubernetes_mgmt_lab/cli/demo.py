@@ -106,12 +106,13 @@ def run_flavour(flavour: str, services_root: str) -> int:
     from kubernetes_mgmt_lab import driving
     from kubernetes_mgmt_lab.errors import LabError
     from kubernetes_mgmt_lab.openstack import vnf_stack
+    from kubernetes_mgmt_lab.openstack.vnf_templates import Layout
     from kubernetes_mgmt_lab.testing import free_subnet
 
     masters, workers = FLAVOURS[flavour]
     print(f'\n=== {flavour}: {masters} master(s) + {workers} worker(s) ===')
     try:
-        lab = vnf_stack.up(services_root, vnf_stack.Layout(masters, workers),
+        lab = vnf_stack.up(services_root, Layout(masters, workers),
                            f'kdemo-{flavour}', free_subnet())
     except LabError as exc:
         print(f'error: {exc}', file=sys.stderr)

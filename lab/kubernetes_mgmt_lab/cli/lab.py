@@ -175,12 +175,13 @@ def _up(args) -> int:
 def _stack_lab(args):
     from kubernetes_mgmt_lab.errors import LabError
     from kubernetes_mgmt_lab.openstack import vnf_stack
+    from kubernetes_mgmt_lab.openstack.vnf_templates import Layout
 
     if args.password or args.install_delay:
         raise LabError('--password and --install-delay are settings of a '
                        'lab without --services (the image of the '
                        "services' networks has them)")
-    layout = vnf_stack.Layout(args.masters, args.workers, args.storage,
+    layout = Layout(args.masters, args.workers, args.storage,
                               args.anti_affinity)
     return vnf_stack.up(args.services, layout, args.name, args.subnet)
 

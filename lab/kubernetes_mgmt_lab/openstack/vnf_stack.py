@@ -3,208 +3,51 @@ Tacker's OpenStack infra driver leaves it: what tests that call the
 driver's hooks directly (and the benchmarks) run against.
 
 The stack is the sample package's BaseHOT of the flavour the layout
-needs (``complex`` for several masters, ``podaffinity`` for workers in an
-anti-affinity group, else ``simple``), with the groups' sizes freed
-(the driver never reads them) and the ``nfv`` parameter Tacker's user
-data would pass. Its servers are lab VMs that the lab cloud boots on the
+needs (vnf_templates.py: ``complex`` for several masters, ``podaffinity``
+for workers in an anti-affinity group, else ``simple``), with the groups'
+sizes freed (the driver never reads them) and the ``nfv`` parameter
+Tacker's user data would pass. Its servers are lab VMs that the lab cloud boots on the
 network's own bridge: the lab at ``cloud/labs/<name>`` of the services
 root, whose hosts get the role of the VDU behind them.
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
-
-import yaml
+from dataclasses import dataclass
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.remote.retry import poll
-from kubernetes_mgmt.vnf_package.layout import sample_package_dir
 from kubernetes_mgmt_lab import state as lab_state
 from kubernetes_mgmt_lab.cloud.bridges import lab_name
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.manager import ROLES, Lab, default_layouts
-from kubernetes_mgmt_lab.openstack import cloud, keystone
-from kubernetes_mgmt_lab.openstack.layout import REGION, Root
-from kubernetes_mgmt_lab.openstack.state import ServicesState
+from kubernetes_mgmt_lab.openstack import cloud
+from kubernetes_mgmt_lab.openstack.access import Site
+from kubernetes_mgmt_lab.openstack.vnf_templates import (
+    Layout,
+    stack_inputs,
+)
 
 LOG = redact.get_logger(__name__)
 IMAGE_NAME = 'kubernetes-mgmt-lab-vm'
-FLAVOR = 'm1.small'
-VOLUME_GIB = 1
 VIP_PORT = 'vip_CP'
 STACK_TIMEOUT = 300.0
-ROLE_OF_VDU = {layout.server: layout.role for layout in default_layouts()}
-
-
-@dataclass(frozen=True)
-class Site:
-    """How to reach the services of a root as their admin."""
-
-    root: Root
-    auth_url: str
-    password: str
-    member_password: str        # of keystone.MEMBER_USER
-
-    @classmethod
-    def of(cls, root_path: str) -> Site:
-        root = Root(root_path)
-        state = ServicesState.load(root)
-        pw = state.passwords
-        redact.register(pw['admin'], pw['keystone_member'])
-        return cls(root, keystone.url(state.ports['keystone']),
-                   pw['admin'], pw['keystone_member'])
-
-    def auth(self) -> dict[str, str]:
-        return keystone_auth(self.auth_url, 'admin', self.password, 'admin')
-
-    def member_auth(self) -> dict[str, str]:
-        """The admin project's user without the admin role."""
-        return keystone_auth(self.auth_url, keystone.MEMBER_USER,
-                             self.member_password, 'admin')
-
-    def connection(self):
-        import openstack
-
-        return openstack.connect(auth=self.auth(), region_name=REGION,
-                                 identity_api_version='3')
-
-    def heat(self):
-        return heat_client(self.auth())
-
-
-def keystone_auth(url: str, username: str, password: str,
-                  project: str) -> dict[str, str]:
-    """Password auth of a user of the default domain, as keystoneauth
-    and openstacksdk take it."""
-    return {'auth_url': url, 'username': username, 'password': password,
-            'project_name': project, 'user_domain_id': 'default',
-            'project_domain_id': 'default'}
-
-
-def heat_client(auth: dict[str, str]):
-    """A heatclient on a keystone session (tokens renew themselves)."""
-    from heatclient import client
-    from keystoneauth1 import session
-    from keystoneauth1.identity import v3
-
-    return client.Client('1', session=session.Session(
-        auth=v3.Password(**auth)), region_name=REGION)
 
 
 # -- the stack ----------------------------------------------------------------
 
-def flavour_for(masters: int, anti_affinity: bool, storage: bool) -> str:
-    if storage:
-        if masters > 1 or anti_affinity:
-            raise LabError('a storage server comes with one master and no '
-                           'anti-affinity (flavour simple)')
-        return 'simple'
-    if anti_affinity:
-        return 'podaffinity'
-    return 'complex' if masters > 1 else 'simple'
-
-
-def templates(flavour: str) -> tuple[dict, dict[str, str]]:
-    """The flavour's top template (groups freed) and its nested files."""
-    base = Path(sample_package_dir()) / 'BaseHOT' / flavour
-    top = yaml.safe_load((base / f'kubernetes_mgmt_{flavour}.hot.yaml')
-                         .read_text(encoding='utf-8'))
-    for resource in top['resources'].values():
-        if resource['type'] == 'OS::Heat::AutoScalingGroup':
-            resource['properties'].update(min_size=0, max_size=32)
-    files = {p.name: p.read_text(encoding='utf-8')
-             for p in sorted((base / 'nested').glob('*.yaml'))}
-    return top, files
-
-
-def nfv_paths(*templates_: dict) -> list[list[str]]:
-    """Every ``get_param: [nfv, ...]`` path of the templates."""
-    found: list[list[str]] = []
-
-    def walk(node) -> None:
-        if isinstance(node, dict):
-            param = node.get('get_param')
-            if isinstance(param, list) and param and param[0] == 'nfv':
-                found.append([str(p) for p in param[1:]])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-    for template in templates_:
-        walk(template)
-    return found
-
-
-def nfv_param(paths: list[list[str]], counts: dict[str, int],
-              image_id: str, network_id: str) -> dict:
-    """The ``nfv`` parameter as the sample user data makes it."""
-    values = {'flavor': FLAVOR, 'image': image_id, 'size': VOLUME_GIB,
-              'network': network_id}
-    nfv: dict = {'VDU': {}, 'CP': {}}
-    for kind, name, key in (p for p in paths if len(p) == 3):
-        entry = nfv[kind].setdefault(name, {})
-        if key == 'desired_capacity':
-            entry[key] = counts.get(ROLE_OF_VDU.get(name, ''), 0)
-        elif key in values:
-            entry[key] = values[key]
-    return nfv
-
-
-@dataclass(frozen=True)
-class Layout:
-    masters: int
-    workers: int
-    storage: bool = False
-    anti_affinity: bool = False
-    # role -> the adminPass of its servers (else the image's password)
-    passwords: dict[str, str] = field(default_factory=dict, hash=False)
-
-    @property
-    def flavour(self) -> str:
-        return flavour_for(self.masters, self.anti_affinity, self.storage)
-
-    @property
-    def counts(self) -> dict[str, int]:
-        return {'master': self.masters, 'worker': self.workers}
-
-
 def create_stack(site: Site, name: str, layout: Layout, network_id: str,
                  image_id: str) -> str:
     """Create the VNF's stack and wait for it; its id."""
-    top, files = templates(layout.flavour)
-    files = {name: _with_admin_pass(text, layout.passwords)
-             for name, text in files.items()}
-    nested = [yaml.safe_load(text) for text in files.values()]
-    params = {'nfv': json.dumps(nfv_param(nfv_paths(top, *nested),
-                                          layout.counts, image_id,
-                                          network_id))}
-    if 'storage_server_enabled' in top.get('parameters', {}):
-        params['storage_server_enabled'] = str(layout.storage).lower()
+    top, files, params = stack_inputs(layout, image_id, network_id)
     heat = site.heat()
     created = heat.stacks.create(stack_name=name, template=top,
                                  files=files, parameters=params)
     stack_id = created['stack']['id']
     wait(heat, stack_id, 'CREATE')
     return stack_id
-
-
-def _with_admin_pass(text: str, passwords: dict[str, str]) -> str:
-    """A nested template whose servers of a role in ``passwords`` get
-    that role's password as ``admin_pass``."""
-    template = yaml.safe_load(text)
-    changed = False
-    for name, resource in (template.get('resources') or {}).items():
-        role = ROLE_OF_VDU.get(name)
-        if resource.get('type') == 'OS::Nova::Server' and role in passwords:
-            resource['properties']['admin_pass'] = passwords[role]
-            changed = True
-    return yaml.safe_dump(template, sort_keys=False) if changed else text
 
 
 def wait(heat, stack_id: str, action: str) -> None:
