@@ -6,9 +6,9 @@ The stack is the sample package's BaseHOT of the flavour the layout
 needs (vnf_templates.py: ``complex`` for several masters, ``podaffinity``
 for workers in an anti-affinity group, else ``simple``), with the groups'
 sizes freed (the driver never reads them) and the ``nfv`` parameter
-Tacker's user data would pass. Its servers are lab VMs that the lab cloud boots on the
-network's own bridge: the lab at ``cloud/labs/<name>`` of the services
-root, whose hosts get the role of the VDU behind them.
+Tacker's user data would pass. Its servers are lab VMs that the lab cloud
+boots on the network's own bridge: the lab at ``cloud/labs/<name>`` of
+the services root, whose hosts get the role of the VDU behind them.
 """
 from __future__ import annotations
 
