@@ -62,7 +62,7 @@ class Bridges:
         root = os.path.join(self.labs_dir, name)
         with self._lock:
             try:
-                Lab.up(masters=0, workers=0, heat=False, root=root,
+                Lab.up(masters=0, workers=0, root=root,
                        name=name, subnet=cidr,
                        username=self._template.username,
                        password=self._template.password,

@@ -83,7 +83,7 @@ def ensure_labs(root: Root, subnets: list[str], password: str) -> None:
             continue
         if lab_name_at(where) is not None:     # half-made: start over
             teardown(where)
-        Lab.up(masters=0, workers=0, heat=False, root=where,
+        Lab.up(masters=0, workers=0, root=where,
                name=lab_name(root, index), subnet=subnet,
                username=USERNAME, password=password)
 

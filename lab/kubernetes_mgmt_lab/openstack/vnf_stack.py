@@ -40,13 +40,18 @@ STACK_TIMEOUT = 300.0
 
 def create_stack(site: Site, name: str, layout: Layout, network_id: str,
                  image_id: str) -> str:
-    """Create the VNF's stack and wait for it; its id."""
+    """Create the VNF's stack and wait for it; its id. A stack Heat fails
+    to create is deleted (its ports would keep the network)."""
     top, files, params = stack_inputs(layout, image_id, network_id)
     heat = site.heat()
     created = heat.stacks.create(stack_name=name, template=top,
                                  files=files, parameters=params)
     stack_id = created['stack']['id']
-    wait(heat, stack_id, 'CREATE')
+    try:
+        wait(heat, stack_id, 'CREATE')
+    except BaseException:
+        delete_stack(site, stack_id)
+        raise
     return stack_id
 
 
@@ -184,6 +189,7 @@ def up(site_root: str, layout: Layout, name: str, subnet: str) -> Lab:
     conn = site.connection()
     started = time.monotonic()
     network = conn.network.create_network(name=name)
+    stack_id = None
     try:
         conn.network.create_subnet(network_id=network.id, cidr=subnet,
                                    ip_version=4, name=f'{name}-subnet')
@@ -193,6 +199,8 @@ def up(site_root: str, layout: Layout, name: str, subnet: str) -> Lab:
                                 ensure_image(site))
         sync_hosts(lab, site.heat(), stack_id)
     except BaseException:
+        if stack_id is not None:
+            delete_stack(site, stack_id)
         down_network(site, network.id)
         raise
     with lab_state.locked(lab.state_file) as st:
