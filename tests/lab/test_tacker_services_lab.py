@@ -500,19 +500,18 @@ def test_down_ends_every_process_and_no_log_holds_a_password(
 
 
 def test_up_again_on_the_same_root_keeps_tackers_records(tacker_site):
-    # After the previous test's down: the databases stay in the root.
+    # After the previous test's down: the databases stay in the root. The
+    # services stay up for the modules after this one (the session's
+    # fixture stops them at the end).
     state = site.up(tacker_site.root, tacker_site_checkout())
-    try:
-        assert all(r.up for r in site.status(state.root))
-        assert state.passwords == tacker_site.passwords
-        # The VIM the lifecycle module registered (its VNFs and packages
-        # it deleted itself).
-        assert [v['Name'] for v in openstack(state, 'vim', 'list')] == [
-            'lab-openstack']
-        assert tacker.loaded_drivers(Root(state.root).log(
-            'tacker-conductor')) is not None
-    finally:
-        site.down(state.root)
+    assert all(r.up for r in site.status(state.root))
+    assert state.passwords == tacker_site.passwords
+    # The VIM the lifecycle module registered (its VNFs and packages it
+    # deleted itself).
+    assert [v['Name'] for v in openstack(state, 'vim', 'list')] == [
+        'lab-openstack']
+    assert tacker.loaded_drivers(Root(state.root).log(
+        'tacker-conductor')) is not None
 
 
 def tacker_site_checkout() -> str:
