@@ -43,9 +43,10 @@ def wait_until(check: Callable[[], object], *, deadline: float,
 
 
 def poll(check: Callable[[], T | None], *, deadline: float,
-         what: str) -> T:
-    """Call ``check`` until it returns a truthy value or time runs out."""
-    backoff = Backoff(deadline)
+         what: str, ceiling: float = 5.0) -> T:
+    """Call ``check`` until it returns a truthy value or time runs out
+    (at most ``ceiling`` seconds between two calls)."""
+    backoff = Backoff(deadline, ceiling=ceiling)
     while True:
         value = check()
         if value:

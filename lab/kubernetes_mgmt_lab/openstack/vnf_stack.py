@@ -34,6 +34,9 @@ LOG = redact.get_logger(__name__)
 IMAGE_NAME = 'kubernetes-mgmt-lab-vm'
 VIP_PORT = 'vip_CP'
 STACK_TIMEOUT = 300.0
+# A stack GET costs Heat milliseconds; a long pause between two would
+# add seconds to every scale and heal the tests drive.
+POLL_CEILING = 0.5
 
 
 # -- the stack ----------------------------------------------------------------
@@ -62,7 +65,7 @@ def wait(heat, stack_id: str, action: str) -> None:
         return None if stack.stack_status.endswith('_IN_PROGRESS') \
             else stack
     stack = poll(settled, deadline=STACK_TIMEOUT,
-                 what=f'stack {stack_id} {action}')
+                 what=f'stack {stack_id} {action}', ceiling=POLL_CEILING)
     if stack.stack_status != f'{action}_COMPLETE':
         raise LabError(f'stack {stack_id}: {stack.stack_status}: '
                        f'{stack.stack_status_reason}')
@@ -83,7 +86,8 @@ def delete_stack(site: Site, stack_id: str) -> None:
             raise LabError(f'stack {stack_id}: DELETE_FAILED: '
                            f'{stack.stack_status_reason}')
         return stack.stack_status == 'DELETE_COMPLETE'
-    poll(gone, deadline=STACK_TIMEOUT, what=f'stack {stack_id} DELETE')
+    poll(gone, deadline=STACK_TIMEOUT, what=f'stack {stack_id} DELETE',
+         ceiling=POLL_CEILING)
 
 
 # -- which VM is which ------------------------------------------------------
