@@ -415,14 +415,14 @@ def rebuild_vnfcs(lab: Lab, instance, vnfc_ids: Sequence[str]) -> None:
              instance.instantiated_vnf_info.vnfc_resource_info}
     state = lab.state
     members = {h.member_stack_id for h in state.hosts}
+    by_server = {h.server_id: h for h in state.hosts}
     for vnfc_id in vnfc_ids:
         vnfc = by_id[vnfc_id]
         # A group member's server is in its nested stack; a VM outside
         # the groups (the storage server) in the top stack.
         stack = vnfc.metadata['stack_id']
         stack = stack if stack in members else state.stack_id
-        host = next(h for h in state.hosts
-                    if h.server_id == vnfc.compute_resource.resource_id)
+        host = by_server[vnfc.compute_resource.resource_id]
         for resource in (vnfc.vdu_id, *host.volume_ids):
             heat.resources.mark_unhealthy(stack, resource, True, 'Healing')
     heat.stacks.update(lab.state.stack_id, existing=True, parameters={})

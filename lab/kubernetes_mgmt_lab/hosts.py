@@ -160,8 +160,6 @@ def _lay_down_disk(layout: Layout, state: LabState, host: LabHost) -> None:
         'state_file': state_path(state.root)}, indent=2) + '\n')
     _generate_host_keys(host)
     _install_emulated(disk_path(host, '/usr/local/bin'))
-    if host.role in state.role_passwords:
-        set_password(host, state.username, state.role_passwords[host.role])
 
 
 def set_password(host: LabHost, username: str, password: str) -> None:

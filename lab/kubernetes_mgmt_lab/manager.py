@@ -115,19 +115,13 @@ class Lab:
     def up(cls, masters: int = 1, workers: int = 2, storage: bool = False,
            root: str = DEFAULT_ROOT, name: str = DEFAULT_NAME,
            subnet: str = net.DEFAULT_SUBNET, password: str | None = None,
-           role_passwords: dict[str, str] | None = None,
            install_delay: float = 0.0, username: str = DEFAULT_USER,
-           mirror_port: int = DEFAULT_MIRROR_PORT,
-           compute_hosts: int = placement.DEFAULT_COMPUTE_HOSTS,
-           anti_affinity: bool = False) -> Lab:
+           mirror_port: int = DEFAULT_MIRROR_PORT) -> Lab:
         """Create the lab: bridge, hosts booted in parallel, site mirror,
         VNF package directory. On failure everything made so far is
         removed. Its VMs are no Heat stack: the lab cloud's networks are
-        empty labs (0, 0) whose VMs Heat's servers become (vnf_stack.py).
-
-        ``compute_hosts``: how many compute hosts VMs are spread over;
-        ``anti_affinity``: workers form an anti-affinity server group
-        (more workers than compute hosts fail with NoValidHost)."""
+        empty labs (0, 0) whose VMs Heat's servers become (vnf_stack.py;
+        server groups, compute hosts and adminPass are the cloud's)."""
         require_root()
         net.check_lab_name(name)
         if workers < 0 or masters < 0 or (masters < 1 and (
@@ -135,7 +129,6 @@ class Lab:
             raise LabError('a lab needs at least one master and no '
                            'negative number of workers (or none at all: '
                            'an empty lab, whose VMs a cloud API boots)')
-        computes = placement.compute_host_names(compute_hosts)
         plan = net.AddressPlan.parse(subnet)
         lab = cls(root)
         lab._refuse_running()
@@ -145,12 +138,9 @@ class Lab:
             packages.ensure()
             net.check_subnet_free(plan, net.bridge_name(name))
             password = password or secrets.token_urlsafe(12)
-            redact.register(password, *(role_passwords or {}).values())
+            redact.register(password)
             state = lab._initial_state(name, plan, username, password,
                                        install_delay, masters)
-            state.role_passwords = dict(role_passwords or {})
-            state.compute_hosts = computes
-            state.anti_affinity = anti_affinity
             lab_state.save(state, lab.state_file)
             lab._build(state, plan, masters, workers, storage)
             lab._start_mirror(mirror_port)
@@ -344,7 +334,7 @@ class Lab:
             netns=net.netns_name(st.name, name),
             root=self._layout.host_root(name),
             server_id=str(uuid.uuid4()))
-        _new_heat_ids(host, st.layout_for(role))
+        _new_member_ids(host, st.layout_for(role))
         st.hosts.append(host)
         placement.place(st, host)   # NoValidHost: st is not saved
         return host
@@ -548,7 +538,7 @@ class Lab:
         return keys
 
 
-def _new_heat_ids(host: LabHost, layout: GroupLayout) -> None:
+def _new_member_ids(host: LabHost, layout: GroupLayout) -> None:
     """Ids as a group member of the sample templates would have them
     (node names derive from the member name); a lab of its own has no
     stack, a stack's hosts get the real ones (vnf_stack.sync_hosts)."""

@@ -387,13 +387,14 @@ def test_moves_keep_anti_affinity():
         placement.compute_host_names(0)
 
 
-def test_lab_up_placement_options():
+def test_lab_up_anti_affinity_needs_the_services(capsys):
     parser = build_parser()
-    args = parser.parse_args(['lab', 'up', '--anti-affinity',
-                              '--compute-hosts', '4'])
-    assert (args.anti_affinity, args.compute_hosts) == (True, 4)
-    args = parser.parse_args(['lab', 'up'])
-    assert (args.anti_affinity, args.compute_hosts) == (False, 3)
+    args = parser.parse_args(['lab', 'up', '--services', '/x',
+                              '--anti-affinity'])
+    assert (args.services, args.anti_affinity) == ('/x', True)
+    args = parser.parse_args(['lab', 'up', '--anti-affinity'])
+    assert args.func(args) == 1     # refused before any lab is made
+    assert '--anti-affinity needs --services' in capsys.readouterr().err
 
 
 def test_rabbitmq_ports_stay_out_of_the_cli_tools_range():

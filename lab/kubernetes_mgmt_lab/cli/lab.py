@@ -8,7 +8,6 @@ import sys
 import time
 
 from kubernetes_mgmt.orchestration.plans import OPERATIONS
-from kubernetes_mgmt_lab.placement import DEFAULT_COMPUTE_HOSTS
 from kubernetes_mgmt_lab.state import DEFAULT_ROOT
 
 
@@ -27,13 +26,10 @@ def register(subparsers) -> None:
                     help='worker VMs (default: %(default)s)')
     up.add_argument('--storage', action='store_true',
                     help='add a storage server with a volume')
-    up.add_argument('--compute-hosts', type=int,
-                    default=DEFAULT_COMPUTE_HOSTS, metavar='N',
-                    help='compute hosts the VMs are spread over (default: '
-                         '%(default)s)')
     up.add_argument('--anti-affinity', action='store_true',
-                    help='put the workers into an anti-affinity server '
-                         'group: each on its own compute host')
+                    help='with --services: the podaffinity flavour, whose '
+                         'workers are an anti-affinity server group, each '
+                         'on its own compute host of the lab cloud')
     up.add_argument('--name', default='klab',
                     help='lab name, prefix of its namespaces and links '
                          '(default: %(default)s)')
@@ -149,15 +145,16 @@ def _up(args) -> int:
     from kubernetes_mgmt_lab.errors import LabError
     from kubernetes_mgmt_lab.manager import Lab
 
+    if args.anti_affinity and not args.services:
+        return _fail(LabError('--anti-affinity needs --services: server '
+                              'groups are the lab cloud\'s, below Heat'))
     started = time.monotonic()
     try:
         lab = _stack_lab(args) if args.services else Lab.up(
             masters=args.masters, workers=args.workers,
             storage=args.storage, root=args.root, name=args.name,
             subnet=args.subnet, password=args.password,
-            install_delay=args.install_delay,
-            compute_hosts=args.compute_hosts,
-            anti_affinity=args.anti_affinity)
+            install_delay=args.install_delay)
     except LabError as exc:
         return _fail(exc)
     state = lab.state

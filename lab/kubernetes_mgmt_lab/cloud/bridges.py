@@ -65,8 +65,7 @@ class Bridges:
                 Lab.up(masters=0, workers=0, root=root,
                        name=name, subnet=cidr,
                        username=self._template.username,
-                       password=self._template.password,
-                       compute_hosts=len(self.compute_hosts))
+                       password=self._template.password)
             except LabError as exc:
                 raise ApiError(409, 'SubnetCreateFailed',
                                f'the lab cannot make a bridge for {cidr}: '

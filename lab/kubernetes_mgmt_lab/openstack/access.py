@@ -13,7 +13,8 @@ from kubernetes_mgmt_lab.openstack.state import ServicesState
 
 @dataclass(frozen=True)
 class Site:
-    """How to reach the services of a root as their admin."""
+    """How to reach the services of a root: as their admin, or as the
+    member-only user."""
 
     root: Root
     auth_url: str
