@@ -106,7 +106,7 @@ def stack_lab(site: str, masters: int, workers: int, storage: bool = False,
     from kubernetes_mgmt_lab.openstack.vnf_templates import Layout
 
     layout = Layout(masters, workers, storage, anti_affinity,
-                              dict(role_passwords or {}))
+                    dict(role_passwords or {}))
     lab = vnf_stack.up(site, layout, 'kt' + secrets.token_hex(3),
                        free_subnet())
     try:

@@ -56,7 +56,11 @@ def configure(root: Root, port: int, keystone_url: str, password: str,
             'stack_user_domain_name': STACK_DOMAIN,
             'stack_domain_admin': DOMAIN_ADMIN,
             'stack_domain_admin_password': domain_admin_password,
-            'heat_stack_user_role': STACK_USER_ROLE},
+            'heat_stack_user_role': STACK_USER_ROLE,
+            # A lab resource that fails (no valid host) fails the same way
+            # again: one retry, not Heat's five, still goes through
+            # Heat's delete-and-create path.
+            'action_retry_limit': '1'},
         'database': {'connection': database_url},
         'paste_deploy': {'api_paste_config': os.path.join(
             VENV.path, 'etc', 'heat', 'api-paste.ini')},

@@ -63,6 +63,11 @@ def configure(root: Root, port: int, keystone_url: str, password: str,
                          'filesystem_store_datadir':
                          os.path.join(base, 'csar_files')},
         'oslo_concurrency': {'lock_path': os.path.join(base, 'lock')},
+        # The infra driver polls Heat every second, not every 10 s (its
+        # default): a lab stack is ready in seconds, and Tacker's scale
+        # wait sleeps one interval before its first look. Same 10-minute
+        # ceiling as the default.
+        'openstack_vim': {'stack_retry_wait': '1', 'stack_retries': '600'},
         # VIM password keys in the root, not /etc/tacker/vim/fernet_keys.
         'vim_keys': {'openstack': os.path.join(base, 'vim_keys'),
                      'use_barbican': 'false'},
