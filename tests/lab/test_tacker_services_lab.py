@@ -125,7 +125,9 @@ def test_status_lists_barbican_with_its_endpoint(tacker_site, capsys):
 
 def test_operator_stores_reads_and_deletes_a_secret(tacker_site):
     state = tacker_site
-    payload = secrets.token_urlsafe(16)
+    # Hex: a urlsafe token may start with '-', which the CLI's argument
+    # parser takes for an option.
+    payload = secrets.token_hex(16)
     stored = openstack(state, 'secret', 'store', '--name', 'lab-secret',
                        '--payload', payload)
     href = stored['Secret href']
