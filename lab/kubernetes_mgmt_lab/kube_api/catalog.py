@@ -75,6 +75,13 @@ KINDS: tuple[ApiKind, ...] = (
 
 _BY_PATH = {(k.group_version, k.plural): k for k in KINDS}
 
+# Pods' eviction subresource: kubectl drain evicts (and so honours
+# PodDisruptionBudgets) only when discovery lists it with its group.
+EVICTION = 'eviction'
+_EVICTION_RESOURCE = {'name': f'pods/{EVICTION}', 'singularName': '',
+                      'namespaced': True, 'group': 'policy', 'version': 'v1',
+                      'kind': 'Eviction', 'verbs': ['create']}
+
 
 def lookup(group_version: str, plural: str) -> ApiKind | None:
     return _BY_PATH.get((group_version, plural))
@@ -136,6 +143,8 @@ def resource_list(group_version: str) -> dict | None:
                               'namespaced': k.namespaced, 'kind': 'Scale',
                               'group': 'autoscaling', 'version': 'v1',
                               'verbs': ['get', 'patch', 'update']})
+        if k.kind == 'Pod':
+            resources.append(dict(_EVICTION_RESOURCE))
         if k.kind != 'SelfSubjectAccessReview':
             resources.append({'name': f'{k.plural}/status',
                               'singularName': '', 'namespaced': k.namespaced,

@@ -7,8 +7,13 @@ import itertools
 from dataclasses import dataclass
 
 from kubernetes_mgmt_lab.emulated.kubectl_apply import merge
-from kubernetes_mgmt_lab.kube_api import controllers, rbac, selectors
-from kubernetes_mgmt_lab.kube_api.catalog import ApiKind
+from kubernetes_mgmt_lab.kube_api import (
+    controllers,
+    eviction,
+    rbac,
+    selectors,
+)
+from kubernetes_mgmt_lab.kube_api.catalog import EVICTION, ApiKind
 from kubernetes_mgmt_lab.kube_api.controllers import Timing
 from kubernetes_mgmt_lab.kube_api.paths import Target
 from kubernetes_mgmt_lab.kube_api.status import (
@@ -119,6 +124,8 @@ def create(store: Store, req: Request, timing: Timing) -> tuple[int, dict]:
     api_kind = target.api_kind
     if api_kind.kind == 'SelfSubjectAccessReview':
         return _review(req)
+    if target.subresource == EVICTION:
+        return _evict(store, req, timing)
     if target.name is not None:
         raise ApiError(405, 'POST is only served on collections')
     obj = _body(req)
@@ -144,6 +151,19 @@ def create(store: Store, req: Request, timing: Timing) -> tuple[int, dict]:
         controllers.start_pod(store, stored, timing)
     controllers.advance(store, timing)
     return 201, copy.deepcopy(stored)
+
+
+def _evict(store: Store, req: Request, timing: Timing) -> tuple[int, dict]:
+    pod = _object(store, req.target)
+    eviction.check(store, pod)
+    options = (_body(req).get('deleteOptions') or {})
+    grace = options.get('gracePeriodSeconds')
+    key = key_of(req.target.api_kind, req.target.namespace, req.target.name)
+    controllers.mark_terminating(store, key, timing,
+                                 None if grace is None else int(grace))
+    controllers.advance(store, timing)
+    return 201, {'kind': 'Status', 'apiVersion': 'v1', 'metadata': {},
+                 'status': 'Success', 'code': 201}
 
 
 def _prepare(api_kind: ApiKind, obj: dict) -> None:

@@ -29,7 +29,8 @@ def matches_labels(obj: dict, selector: str | None) -> bool:
 
 _FIELDS = {'metadata.name': lambda o: o['metadata'].get('name'),
            'metadata.namespace': lambda o: o['metadata'].get('namespace'),
-           'status.phase': lambda o: o.get('status', {}).get('phase')}
+           'status.phase': lambda o: o.get('status', {}).get('phase'),
+           'spec.nodeName': lambda o: o.get('spec', {}).get('nodeName')}
 
 
 def matches_fields(obj: dict, selector: str | None) -> bool:

@@ -19,6 +19,9 @@ from kubernetes_mgmt_lab.tls_server import TlsHTTPServer
 
 _VERBS = {'POST': 'create', 'PUT': 'update', 'PATCH': 'patch',
           'DELETE': 'delete'}
+# Open to anyone, as system:public-info-viewer makes them in a cluster
+# (load balancers' health checks carry no credentials).
+_HEALTH = ('/healthz', '/livez', '/readyz')
 _DISPATCH = {'GET': lambda store, req, timing: handlers.get(store, req),
              'POST': handlers.create, 'PUT': handlers.replace,
              'PATCH': handlers.patch_object, 'DELETE': handlers.delete}
@@ -120,6 +123,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self, method: str) -> None:
         url = urlsplit(self.path)
+        if method == 'GET' and url.path in _HEALTH:
+            self._record(method, url.path, {}, None, 200, None)
+            self._send_text(200, 'ok')
+            return
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         identity = body = None
         try:
@@ -174,9 +181,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.exchange.log.append(record)
 
     def _send(self, code: int, reply: dict) -> None:
-        data = json.dumps(reply).encode()
+        self._send_bytes(code, json.dumps(reply).encode(),
+                         'application/json')
+
+    def _send_text(self, code: int, text: str) -> None:
+        self._send_bytes(code, text.encode(), 'text/plain; charset=utf-8')
+
+    def _send_bytes(self, code: int, data: bytes, content_type: str) -> None:
         self.send_response(code)
-        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Type', content_type)
         self.send_header('Content-Length', str(len(data)))
         self.end_headers()
         self.wfile.write(data)

