@@ -14,7 +14,9 @@ import yaml
 from kubernetes_mgmt_lab import kubectl_binary
 from kubernetes_mgmt_lab.kube_api import (
     KubeApiDouble,
+    Timing,
     cluster_admin,
+    controllers,
     namespace_role,
 )
 from kubernetes_mgmt_lab.testing import unavailable_reason
@@ -165,3 +167,46 @@ def test_drain_blocked_by_the_budget_fails_and_evicts_nothing(kubectl, api):
     node = next(n for n in api.objects('Node')
                 if n['metadata']['name'] == 'worker-0')
     assert node['spec']['unschedulable'] is True
+
+
+POD = {'apiVersion': 'v1', 'kind': 'Pod',
+       'metadata': {'name': 'slow', 'namespace': 'ns-a'},
+       'spec': {'containers': [{'name': 'app', 'image': 'app:1'}]}}
+
+
+@pytest.fixture
+def slow_api(api):
+    """Pods take a second to turn Ready, and to go once deleted."""
+    api.timing = Timing(pod_ready_after=1.0, terminate_after=1.0)
+    return api
+
+
+def _create_pod(kubectl, tmp_path) -> None:
+    manifest = tmp_path / 'pod.yaml'
+    manifest.write_text(yaml.safe_dump(POD), encoding='utf-8')
+    # Without client-side validation: that needs the OpenAPI documents,
+    # which the API does not serve yet.
+    _ok(kubectl('create', '--validate=false', '-f', str(manifest)))
+
+
+def test_wait_follows_a_pod_until_it_is_ready(kubectl, slow_api, tmp_path):
+    _create_pod(kubectl, tmp_path)
+    _ok(kubectl('wait', '--for=condition=Ready', 'pod/slow', '-n', 'ns-a',
+                '--timeout=30s'))
+    pod = slow_api.objects('Pod', 'ns-a')[0]
+    assert controllers.pod_ready(pod)
+    watches = [r for r in slow_api.requests if r.query.get('watch')]
+    assert watches, 'kubectl wait answered without watching'
+
+
+def test_delete_waits_until_the_pod_is_gone(kubectl, slow_api, tmp_path):
+    _create_pod(kubectl, tmp_path)
+    _ok(kubectl('delete', 'pod', 'slow', '-n', 'ns-a', '--timeout=30s'))
+    assert slow_api.names('Pod', 'ns-a') == []
+
+
+def test_wait_times_out_on_a_condition_never_met(kubectl, api):
+    waited = kubectl('wait', '--for=condition=Ready', 'node/worker-0',
+                     '--timeout=2s')
+    assert waited.returncode != 0
+    assert 'timed out' in waited.stderr

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import select
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,6 +14,7 @@ from kubernetes_mgmt_lab.kube_api import (
     handlers,
     paths,
     rbac,
+    watch,
 )
 from kubernetes_mgmt_lab.kube_api.status import ApiError, failure
 from kubernetes_mgmt_lab.tls_server import TlsHTTPServer
@@ -132,8 +134,16 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = self._read_body()
             identity = self._identify()
-            code, reply = self._serve(method, url.path, query, body,
-                                      identity)
+            target = self._authorize(method, url.path, query, identity)
+            if isinstance(target, dict):        # a discovery document
+                code, reply = 200, target
+            elif method == 'GET' and watch.wanted(query):
+                self._record(method, url.path, query, identity, 200, None)
+                self._stream(target, query)
+                return
+            else:
+                code, reply = self._dispatch(method, target, query, body,
+                                             identity)
         except ApiError as exc:
             code, reply = exc.code, exc.body
         except Exception as exc:  # a bug of the double: say so, loudly
@@ -149,12 +159,14 @@ class _Handler(BaseHTTPRequestHandler):
             raise ApiError(401, 'Unauthorized')
         return identity
 
-    def _serve(self, method, path, query, body, identity):
-        double = self.exchange.state
+    def _authorize(self, method, path, query, identity
+                   ) -> paths.Target | dict:
+        """What the request addresses, once RBAC allows it (or the
+        discovery document it asks for)."""
         if method == 'GET':
             doc = _discovery(path, f'127.0.0.1:{self.server.server_port}')
             if doc is not None:
-                return 200, doc
+                return doc
         target = paths.parse(path)
         attrs = rbac.Attributes(
             verb=_verb(method, target, query), group=target.api_kind.group,
@@ -165,6 +177,10 @@ class _Handler(BaseHTTPRequestHandler):
                            details={'name': target.name,
                                     'group': target.api_kind.group,
                                     'kind': target.api_kind.plural})
+        return target
+
+    def _dispatch(self, method, target, query, body, identity):
+        double = self.exchange.state
         request = handlers.Request(
             target=target, identity=identity, query=query, body=body,
             content_type=(self.headers.get('Content-Type') or '').split(
@@ -172,6 +188,32 @@ class _Handler(BaseHTTPRequestHandler):
         with double.store.lock:
             controllers.advance(double.store, double.timing)
             return _DISPATCH[method](double.store, request, double.timing)
+
+    def _stream(self, target: paths.Target, query: dict) -> None:
+        """A watch: one JSON event per chunk until it ends."""
+        double = self.exchange.state
+        self.send_response(200)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Transfer-Encoding', 'chunked')
+        self.end_headers()
+        try:
+            for event in watch.events(double.store, double.timing, target,
+                                      query, self._client_waiting):
+                self._chunk(json.dumps(event).encode() + b'\n')
+            self._chunk(b'')
+        except OSError:
+            pass                    # the client went away
+        self.close_connection = True
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f'{len(data):x}\r\n'.encode() + data + b'\r\n')
+        self.wfile.flush()
+
+    def _client_waiting(self) -> bool:
+        # A watching client sends nothing more: anything readable on its
+        # connection is its close.
+        readable, _, _ = select.select([self.connection], [], [], 0)
+        return not readable
 
     def _record(self, method, path, query, identity, code, body) -> None:
         record = RequestRecord(method, path, query,

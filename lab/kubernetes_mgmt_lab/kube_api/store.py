@@ -13,6 +13,19 @@ from dataclasses import dataclass, field
 from kubernetes_mgmt_lab.kube_api.catalog import ApiKind
 
 Key = tuple[str, str, str]          # (kind, namespace or '', name)
+# Changes kept for watches that resume from a resourceVersion; an older
+# one gets 410 Gone and lists again, as from a real API server.
+KEPT_CHANGES = 5000
+
+
+@dataclass(frozen=True)
+class Change:
+    """One watch event: ADDED, MODIFIED or DELETED, and the object then."""
+
+    version: int
+    type: str
+    key: Key
+    obj: dict
 
 
 def key_of(api_kind: ApiKind, namespace: str | None, name: str) -> Key:
@@ -38,11 +51,24 @@ class Store:
     ready_at: dict[Key, float] = field(default_factory=dict)
     gone_at: dict[Key, float] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
+    changes: list[Change] = field(default_factory=list)
+    changed: threading.Condition = field(init=False, repr=False)
     _versions: Iterator[int] = field(
         default_factory=lambda: itertools.count(1))
 
+    def __post_init__(self) -> None:
+        # Watches sleep on it; every change wakes them.
+        self.changed = threading.Condition(self.lock)
+
     def next_version(self) -> str:
         return str(next(self._versions))
+
+    def _note(self, kind: str, key: Key, obj: dict, version: str) -> None:
+        with self.lock:
+            self.changes.append(Change(int(version), kind, key,
+                                       copy.deepcopy(obj)))
+            del self.changes[:-KEPT_CHANGES]
+            self.changed.notify_all()
 
     def get(self, key: Key) -> dict | None:
         return self.objects.get(key)
@@ -60,6 +86,7 @@ class Store:
             meta.pop('namespace', None)
         key = key_of(api_kind, meta.get('namespace'), meta['name'])
         self.objects[key] = obj
+        self._note('ADDED', key, obj, meta['resourceVersion'])
         return obj
 
     def touch(self, key: Key, spec_changed: bool = False) -> None:
@@ -67,11 +94,15 @@ class Store:
         meta['resourceVersion'] = self.next_version()
         if spec_changed:
             meta['generation'] = meta.get('generation', 1) + 1
+        self._note('MODIFIED', key, self.objects[key],
+                   meta['resourceVersion'])
 
     def remove(self, key: Key) -> None:
-        self.objects.pop(key, None)
+        obj = self.objects.pop(key, None)
         self.ready_at.pop(key, None)
         self.gone_at.pop(key, None)
+        if obj is not None:
+            self._note('DELETED', key, obj, self.next_version())
 
     def of_kind(self, kind: str, namespace: str | None = None) -> list[dict]:
         return [obj for (k, ns, _), obj in sorted(self.objects.items())
