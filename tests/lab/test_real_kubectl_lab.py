@@ -184,9 +184,7 @@ def slow_api(api):
 def _create_pod(kubectl, tmp_path) -> None:
     manifest = tmp_path / 'pod.yaml'
     manifest.write_text(yaml.safe_dump(POD), encoding='utf-8')
-    # Without client-side validation: that needs the OpenAPI documents,
-    # which the API does not serve yet.
-    _ok(kubectl('create', '--validate=false', '-f', str(manifest)))
+    _ok(kubectl('create', '-f', str(manifest)))
 
 
 def test_wait_follows_a_pod_until_it_is_ready(kubectl, slow_api, tmp_path):
@@ -210,3 +208,21 @@ def test_wait_times_out_on_a_condition_never_met(kubectl, api):
                      '--timeout=2s')
     assert waited.returncode != 0
     assert 'timed out' in waited.stderr
+
+
+def test_apply_creates_then_updates_with_strict_validation(kubectl, api,
+                                                          tmp_path):
+    manifest = tmp_path / 'cm.yaml'
+    config = {'apiVersion': 'v1', 'kind': 'ConfigMap',
+              'metadata': {'name': 'settings', 'namespace': 'ns-a'},
+              'data': {'mode': 'a'}}
+    for mode, verb in (('a', 'created'), ('b', 'configured')):
+        config['data']['mode'] = mode
+        manifest.write_text(yaml.safe_dump(config), encoding='utf-8')
+        assert _ok(kubectl('apply', '-f', str(manifest))).strip() == \
+            f'configmap/settings {verb}'
+    stored = api.objects('ConfigMap', 'ns-a')[0]
+    assert stored['data'] == {'mode': 'b'}
+    writes = [r for r in api.requests if r.method in ('POST', 'PATCH')]
+    assert [r.query.get('fieldValidation') for r in writes] == [
+        'Strict', 'Strict']

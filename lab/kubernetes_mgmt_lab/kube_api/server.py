@@ -12,6 +12,7 @@ from kubernetes_mgmt_lab.kube_api import (
     catalog,
     controllers,
     handlers,
+    openapi,
     paths,
     rbac,
     watch,
@@ -58,6 +59,8 @@ class Exchange:
 
 
 def _discovery(path: str, address: str) -> dict | None:
+    if path.startswith(openapi.ROOT):
+        return openapi.serve(path)
     parts = [p for p in path.split('/') if p]
     if parts == ['version']:
         return {'major': '1', 'minor': '30', 'gitVersion': 'v1.30.0',
