@@ -19,6 +19,7 @@ from kubernetes_mgmt_lab.kube_api import (
     controllers,
     namespace_role,
 )
+from kubernetes_mgmt_lab.kube_api.exec_stream import Result
 from kubernetes_mgmt_lab.testing import unavailable_reason
 
 pytestmark = pytest.mark.lab
@@ -226,3 +227,42 @@ def test_apply_creates_then_updates_with_strict_validation(kubectl, api,
     writes = [r for r in api.requests if r.method in ('POST', 'PATCH')]
     assert [r.query.get('fieldValidation') for r in writes] == [
         'Strict', 'Strict']
+
+
+@pytest.fixture
+def etcd_pod(api):
+    """A pod whose 'etcdctl' prints its arguments; 'fail' exits 3."""
+    api.put('Pod', {'metadata': {'name': 'etcd-master-0',
+                                 'namespace': 'kube-system'},
+                    'spec': {'containers': [{'name': 'etcd'}]}})
+    runs = []
+
+    def etcdctl(argv: list[str]) -> Result:
+        runs.append(argv)
+        code = 3 if 'fail' in argv else 0
+        return Result(code, stdout=' '.join(argv).encode() + b'\n',
+                      stderr=b'warning: lab\n')
+    api.on_exec('kube-system', 'etcd-master-0', etcdctl)
+    return runs
+
+
+def test_exec_streams_output_and_the_exit_code(kubectl, etcd_pod):
+    done = kubectl('exec', '-n', 'kube-system', 'etcd-master-0', '--',
+                   'etcdctl', 'member', 'list')
+    assert (done.returncode, done.stdout) == (0, 'etcdctl member list\n')
+    assert done.stderr == 'warning: lab\n'
+    failed = kubectl('exec', '-n', 'kube-system', 'etcd-master-0', '--',
+                     'etcdctl', 'fail')
+    assert failed.returncode == 3
+    assert 'command terminated with exit code 3' in failed.stderr
+    assert etcd_pod == [['etcdctl', 'member', 'list'], ['etcdctl', 'fail']]
+
+
+def test_exec_needs_the_pod_and_the_right(kubectl, etcd_pod):
+    missing = kubectl('exec', '-n', 'kube-system', 'etcd-master-9', '--',
+                      'etcdctl', 'member', 'list')
+    assert missing.returncode != 0 and 'not found' in missing.stderr
+    refused = kubectl('exec', '-n', 'kube-system', 'etcd-master-0', '--',
+                      'etcdctl', 'member', 'list', who='cnf')
+    assert refused.returncode != 0 and 'forbidden' in refused.stderr
+    assert etcd_pod == []

@@ -78,9 +78,14 @@ _BY_PATH = {(k.group_version, k.plural): k for k in KINDS}
 # Pods' eviction subresource: kubectl drain evicts (and so honours
 # PodDisruptionBudgets) only when discovery lists it with its group.
 EVICTION = 'eviction'
-_EVICTION_RESOURCE = {'name': f'pods/{EVICTION}', 'singularName': '',
-                      'namespaced': True, 'group': 'policy', 'version': 'v1',
-                      'kind': 'Eviction', 'verbs': ['create']}
+EXEC = 'exec'
+POD_SUBRESOURCES = (EVICTION, EXEC)
+_POD_RESOURCES = (
+    {'name': f'pods/{EVICTION}', 'singularName': '', 'namespaced': True,
+     'group': 'policy', 'version': 'v1', 'kind': 'Eviction',
+     'verbs': ['create']},
+    {'name': f'pods/{EXEC}', 'singularName': '', 'namespaced': True,
+     'kind': 'PodExecOptions', 'verbs': ['create', 'get']})
 
 
 def lookup(group_version: str, plural: str) -> ApiKind | None:
@@ -144,7 +149,7 @@ def resource_list(group_version: str) -> dict | None:
                               'group': 'autoscaling', 'version': 'v1',
                               'verbs': ['get', 'patch', 'update']})
         if k.kind == 'Pod':
-            resources.append(dict(_EVICTION_RESOURCE))
+            resources.extend(dict(r) for r in _POD_RESOURCES)
         if k.kind != 'SelfSubjectAccessReview':
             resources.append({'name': f'{k.plural}/status',
                               'singularName': '', 'namespaced': k.namespaced,

@@ -5,6 +5,7 @@ import copy
 
 from kubernetes_mgmt_lab.kube_api import catalog, controllers, rbac, server
 from kubernetes_mgmt_lab.kube_api.controllers import Timing
+from kubernetes_mgmt_lab.kube_api.exec_stream import Result, Runner
 from kubernetes_mgmt_lab.kube_api.store import Store
 from kubernetes_mgmt_lab.kube_api.tls import ServingCert, issue
 
@@ -26,6 +27,7 @@ class KubeApiDouble:
         self._exchange = server.Exchange(tokens={}, state=self)
         self._cert: ServingCert | None = issue() if tls else None
         self._server = None
+        self._runners: dict[tuple[str, str], Runner] = {}
         for name in SYSTEM_NAMESPACES:
             self.put('Namespace', {'metadata': {'name': name},
                                    'status': {'phase': 'Active'}})
@@ -68,6 +70,20 @@ class KubeApiDouble:
         """A Kubernetes VIM's access info as Tacker hands it to drivers."""
         return {'auth_url': self.url, 'bearer_token': token,
                 'ssl_ca_cert': self.ca_pem or 'None'}
+
+    # -- what runs in pods -----------------------------------------------
+    def on_exec(self, namespace: str, pod: str, runner: Runner) -> None:
+        """Let ``kubectl exec`` into ``pod`` run commands by ``runner``."""
+        self._runners[(namespace, pod)] = runner
+
+    def run_in_pod(self, namespace: str, pod: str, argv: list[str]
+                   ) -> Result:
+        runner = self._runners.get((namespace, pod))
+        if runner is None:
+            return Result(126, stderr=f'{argv[0] if argv else "(none)"}: '
+                          f'nothing runs in pod {namespace}/{pod} in this '
+                          'API double\n'.encode())
+        return runner(argv)
 
     # -- state ----------------------------------------------------------
     def put(self, kind: str, obj: dict) -> dict:

@@ -58,7 +58,8 @@ def parse(path: str) -> Target:
     name = rest[1] if len(rest) > 1 else None
     subresource = rest[2] if len(rest) > 2 else None
     if (subresource == 'scale' and not api_kind.scale) or (
-            subresource == catalog.EVICTION and api_kind.kind != 'Pod'):
+            subresource in catalog.POD_SUBRESOURCES
+            and api_kind.kind != 'Pod'):
         raise ApiError(404, 'the server could not find the requested '
                        'resource')
     return Target(api_kind, namespace, name, subresource)

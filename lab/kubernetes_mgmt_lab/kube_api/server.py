@@ -11,13 +11,15 @@ from urllib.parse import parse_qs, urlsplit
 from kubernetes_mgmt_lab.kube_api import (
     catalog,
     controllers,
+    exec_stream,
     handlers,
     openapi,
     paths,
     rbac,
     watch,
 )
-from kubernetes_mgmt_lab.kube_api.status import ApiError, failure
+from kubernetes_mgmt_lab.kube_api.status import ApiError, failure, not_found
+from kubernetes_mgmt_lab.kube_api.store import key_of
 from kubernetes_mgmt_lab.tls_server import TlsHTTPServer
 
 _VERBS = {'POST': 'create', 'PUT': 'update', 'PATCH': 'patch',
@@ -80,6 +82,8 @@ def _discovery(path: str, address: str) -> dict | None:
 
 
 def _verb(method: str, target: paths.Target, query: dict) -> str:
+    if target.subresource == catalog.EXEC:
+        return 'create'         # a WebSocket upgrade, authorized as create
     if method == 'GET':
         if target.name is None:
             return 'watch' if query.get('watch') in ('true', '1') else 'list'
@@ -140,6 +144,10 @@ class _Handler(BaseHTTPRequestHandler):
             target = self._authorize(method, url.path, query, identity)
             if isinstance(target, dict):        # a discovery document
                 code, reply = 200, target
+            elif method == 'GET' and target.subresource == catalog.EXEC:
+                self._record(method, url.path, query, identity, 101, None)
+                self._exec(target, parse_qs(url.query).get('command', []))
+                return
             elif method == 'GET' and watch.wanted(query):
                 self._record(method, url.path, query, identity, 200, None)
                 self._stream(target, query)
@@ -206,6 +214,28 @@ class _Handler(BaseHTTPRequestHandler):
             self._chunk(b'')
         except OSError:
             pass                    # the client went away
+        self.close_connection = True
+
+    def _exec(self, target: paths.Target, argv: list[str]) -> None:
+        """Run ``argv`` in the pod; its output and exit code go back
+        over the upgraded connection."""
+        double = self.exchange.state
+        if double.store.get(key_of(target.api_kind, target.namespace,
+                                   target.name)) is None:
+            raise not_found(target.api_kind, target.name)
+        chosen = exec_stream.protocol(
+            self.headers.get('Sec-WebSocket-Protocol') or '')
+        key = self.headers.get('Sec-WebSocket-Key') or ''
+        self.send_response(101)
+        self.send_header('Upgrade', 'websocket')
+        self.send_header('Connection', 'Upgrade')
+        self.send_header('Sec-WebSocket-Accept', exec_stream.accept_key(key))
+        self.send_header('Sec-WebSocket-Protocol', chosen)
+        self.end_headers()
+        result = double.run_in_pod(target.namespace, target.name, argv)
+        for message in exec_stream.messages(argv, result):
+            self.wfile.write(message)
+        self.wfile.flush()
         self.close_connection = True
 
     def _chunk(self, data: bytes) -> None:
