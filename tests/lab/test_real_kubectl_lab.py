@@ -266,3 +266,43 @@ def test_exec_needs_the_pod_and_the_right(kubectl, etcd_pod):
                       'etcdctl', 'member', 'list', who='cnf')
     assert refused.returncode != 0 and 'forbidden' in refused.stderr
     assert etcd_pod == []
+
+
+def _cert_kubeconfig(tmp_path, api: KubeApiDouble, user: str,
+                     group: str | None) -> str:
+    cert, key = api.client_certificate(user, group)
+    (tmp_path / f'{user}.crt').write_bytes(cert)
+    key_path = tmp_path / f'{user}.key'
+    key_path.write_bytes(key)
+    key_path.chmod(0o600)
+    (tmp_path / 'ca.crt').write_text(api.ca_pem, encoding='utf-8')
+    config = {
+        'apiVersion': 'v1', 'kind': 'Config',
+        'clusters': [{'name': 'lab', 'cluster': {
+            'server': api.url,
+            'certificate-authority': str(tmp_path / 'ca.crt')}}],
+        'users': [{'name': user, 'user': {
+            'client-certificate': str(tmp_path / f'{user}.crt'),
+            'client-key': str(key_path)}}],
+        'contexts': [{'name': 'lab', 'context': {
+            'cluster': 'lab', 'user': user}}],
+        'current-context': 'lab'}
+    path = tmp_path / f'{user}.conf'
+    path.write_text(yaml.safe_dump(config), encoding='utf-8')
+    return str(path)
+
+
+def test_a_client_certificate_of_the_cluster_ca_authenticates(
+        kubectl_path, api, tmp_path):
+    def get_nodes(config: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [kubectl_path, '--kubeconfig', config, 'get', 'nodes', '-o',
+             'name'], capture_output=True, text=True, timeout=60,
+            check=False, env={'HOME': str(tmp_path)})
+
+    admin = get_nodes(_cert_kubeconfig(tmp_path, api, 'kubernetes-admin',
+                                       'system:masters'))
+    assert admin.stdout.split() == ['node/master-0', 'node/worker-0']
+    nobody = get_nodes(_cert_kubeconfig(tmp_path, api, 'someone', None))
+    assert nobody.returncode != 0
+    assert 'User "someone" cannot list resource "nodes"' in nobody.stderr

@@ -61,6 +61,13 @@ class KubeApiDouble:
     def ca_pem(self) -> str | None:
         return self._cert.ca_pem if self._cert else None
 
+    def client_certificate(self, user: str, group: str | None = None
+                           ) -> tuple[bytes, bytes]:
+        """Certificate and key (PEM) of a client of this API's CA."""
+        if self._cert is None:
+            raise ValueError('client certificates need tls=True')
+        return self._cert.client(user, group)
+
     # -- who may call ---------------------------------------------------
     def add_token(self, token: str, identity: rbac.Identity) -> str:
         self._exchange.tokens[token] = identity

@@ -95,3 +95,18 @@ def namespace_role(user: str, namespace: str,
 
 def cluster_admin(user: str = 'kubernetes-admin') -> Identity:
     return Identity(user=user, cluster_admin=True)
+
+
+MASTERS_GROUP = 'system:masters'
+
+
+def from_certificate(cert: dict) -> Identity:
+    """Who a verified client certificate names (``ssl`` peer-cert dict):
+    its CN is the user, its O the groups; system:masters is bound to
+    cluster-admin in every cluster, other groups get no rights here."""
+    fields = [pair for rdn in cert.get('subject', ()) for pair in rdn]
+    user = next((v for k, v in fields if k == 'commonName'), '')
+    groups = {v for k, v in fields if k == 'organizationName'}
+    if MASTERS_GROUP in groups:
+        return cluster_admin(user)
+    return Identity(user=user)

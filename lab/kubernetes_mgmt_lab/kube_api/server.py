@@ -163,6 +163,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(code, reply)
 
     def _identify(self) -> rbac.Identity:
+        cert = getattr(self.connection, 'getpeercert', lambda: None)()
+        if cert:                # verified against the CA by the TLS layer
+            return rbac.from_certificate(cert)
         header = self.headers.get('Authorization') or ''
         scheme, _, token = header.partition(' ')
         identity = self.exchange.tokens.get(token.strip())

@@ -1,18 +1,14 @@
 """A throwaway CA-signed serving certificate for 127.0.0.1, so clients
-can be tested with ``ssl_ca_cert`` exactly as against a real cluster."""
+can be tested with ``ssl_ca_cert`` exactly as against a real cluster;
+the same CA signs client certificates (``kubectl`` with an admin.conf)."""
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import ssl
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+from kubernetes_mgmt_lab.emulated import pki
 
 
 @dataclass(frozen=True)
@@ -20,9 +16,14 @@ class ServingCert:
     ca_pem: str
     cert_pem: bytes
     key_pem: bytes
+    ca_key_pem: bytes
 
     def server_context(self) -> ssl.SSLContext:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        # A client certificate of the CA authenticates its subject (as
+        # kube-apiserver's --client-ca-file); without one, a token must.
+        context.verify_mode = ssl.CERT_OPTIONAL
+        context.load_verify_locations(cadata=self.ca_pem)
         # load_cert_chain reads files only; they live for a moment in a
         # private directory.
         with tempfile.TemporaryDirectory() as tmp:
@@ -33,39 +34,16 @@ class ServingCert:
             context.load_cert_chain(cert, key)
         return context
 
-
-def _name(common_name: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    def client(self, user: str, group: str | None = None
+               ) -> tuple[bytes, bytes]:
+        """A client certificate and key (PEM) for ``user`` in ``group``
+        (the subject's CN and O, as Kubernetes reads them)."""
+        return pki.issue(self.ca_pem.encode(), self.ca_key_pem, user,
+                         org=group)
 
 
 def issue(host: str = '127.0.0.1') -> ServingCert:
-    now = datetime.datetime.now(datetime.timezone.utc)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca = (x509.CertificateBuilder()
-          .subject_name(_name('kube-api-double-ca'))
-          .issuer_name(_name('kube-api-double-ca'))
-          .public_key(ca_key.public_key())
-          .serial_number(x509.random_serial_number())
-          .not_valid_before(now - datetime.timedelta(minutes=1))
-          .not_valid_after(now + datetime.timedelta(days=1))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None),
-                         critical=True)
-          .sign(ca_key, hashes.SHA256()))
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (x509.CertificateBuilder()
-            .subject_name(_name('kube-apiserver'))
-            .issuer_name(ca.subject)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=1))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName(
-                [x509.IPAddress(ipaddress.ip_address(host))]),
-                critical=False)
-            .sign(ca_key, hashes.SHA256()))
-    pem = serialization.Encoding.PEM
-    return ServingCert(
-        ca_pem=ca.public_bytes(pem).decode(),
-        cert_pem=cert.public_bytes(pem),
-        key_pem=key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
-                                  serialization.NoEncryption()))
+    ca, ca_key = pki.make_ca('kube-api-double-ca')
+    cert, key = pki.issue(ca, ca_key, 'kube-apiserver', ips=(host,))
+    return ServingCert(ca_pem=ca.decode(), cert_pem=cert, key_pem=key,
+                       ca_key_pem=ca_key)
