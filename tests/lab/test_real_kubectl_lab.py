@@ -90,6 +90,12 @@ def test_get_nodes_as_json(kubectl):
         'master-0', 'worker-0']
 
 
+def test_short_names_resolve(kubectl):
+    assert _ok(kubectl('get', 'no', '-o', 'name')).split() == [
+        'node/master-0', 'node/worker-0']
+    assert 'namespace/ns-a' in _ok(kubectl('get', 'ns', '-o', 'name'))
+
+
 def test_label_with_overwrite_changes_the_node(kubectl, api):
     _ok(kubectl('label', 'node', 'worker-0', 'zone=a'))
     _ok(kubectl('label', '--overwrite', 'node', 'worker-0', 'zone=b'))

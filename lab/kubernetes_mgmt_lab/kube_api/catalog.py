@@ -75,6 +75,18 @@ KINDS: tuple[ApiKind, ...] = (
 
 _BY_PATH = {(k.group_version, k.plural): k for k in KINDS}
 
+# kubectl resolves ``cm``, ``po``, ``deploy`` ... through discovery.
+SHORT_NAMES = {
+    'Namespace': ['ns'], 'Node': ['no'], 'PersistentVolume': ['pv'],
+    'Pod': ['po'], 'Service': ['svc'], 'ConfigMap': ['cm'],
+    'ServiceAccount': ['sa'], 'PersistentVolumeClaim': ['pvc'],
+    'Endpoints': ['ep'], 'LimitRange': ['limits'],
+    'ResourceQuota': ['quota'], 'Deployment': ['deploy'],
+    'StatefulSet': ['sts'], 'ReplicaSet': ['rs'], 'DaemonSet': ['ds'],
+    'CronJob': ['cj'], 'NetworkPolicy': ['netpol'],
+    'PodDisruptionBudget': ['pdb'], 'HorizontalPodAutoscaler': ['hpa'],
+    'StorageClass': ['sc'], 'CustomResourceDefinition': ['crd', 'crds']}
+
 # Pods' eviction subresource: kubectl drain evicts (and so honours
 # PodDisruptionBudgets) only when discovery lists it with its group.
 EVICTION = 'eviction'
@@ -142,7 +154,9 @@ def resource_list(group_version: str) -> dict | None:
             continue
         resources.append({'name': k.plural, 'singularName': k.kind.lower(),
                           'namespaced': k.namespaced, 'kind': k.kind,
-                          'verbs': list(k.verbs)})
+                          'verbs': list(k.verbs),
+                          **({'shortNames': SHORT_NAMES[k.kind]}
+                             if k.kind in SHORT_NAMES else {})})
         if k.scale:
             resources.append({'name': f'{k.plural}/scale', 'singularName': '',
                               'namespaced': k.namespaced, 'kind': 'Scale',
