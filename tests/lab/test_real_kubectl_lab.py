@@ -84,6 +84,11 @@ def test_the_binary_is_kubectl_of_the_pinned_version(kubectl_path):
         f'v{kubectl_binary.VERSION}'
 
 
+def test_version_reports_the_servers(kubectl):
+    versions = json.loads(_ok(kubectl('version', '-o', 'json')))
+    assert versions['serverVersion']['gitVersion'] == 'v1.37.1'
+
+
 def test_get_nodes_as_json(kubectl):
     listing = json.loads(_ok(kubectl('get', 'nodes', '-o', 'json')))
     assert [n['metadata']['name'] for n in listing['items']] == [

@@ -21,18 +21,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from kubernetes_mgmt.remote.retry import wait_until
 from kubernetes_mgmt_lab.emulated import kubeconfig, store
+from kubernetes_mgmt_lab.kube_api.catalog import version_info
 from kubernetes_mgmt_lab.tls_server import TlsHTTPServer
 
 MODULE = 'kubernetes_mgmt_lab.emulated.apiserver'
 START_TIMEOUT = 15.0
-
-
-def _version_info(version: str) -> dict:
-    major, minor = version.lstrip('v').split('.')[:2]
-    return {'major': major, 'minor': minor, 'gitVersion': version,
-            'gitCommit': '0' * 40, 'gitTreeState': 'clean',
-            'buildDate': '2024-01-01T00:00:00Z', 'goVersion': 'go1.22.5',
-            'compiler': 'gc', 'platform': 'linux/amd64'}
 
 
 def _status(code: int, reason: str, message: str) -> dict:
@@ -75,7 +68,7 @@ class Handler(BaseHTTPRequestHandler):
         if path in ('/healthz', '/readyz', '/livez'):
             self._send(200, 'ok', 'text/plain')
         elif path == '/version':
-            self._send(200, _version_info(self.version))
+            self._send(200, version_info(self.version))
         elif not self._authorized():
             self._send(401, _status(401, 'Unauthorized', 'Unauthorized'))
         else:

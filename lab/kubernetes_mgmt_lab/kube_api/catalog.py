@@ -121,6 +121,15 @@ def _groups() -> dict[str, list[str]]:
     return groups
 
 
+def version_info(version: str) -> dict:
+    """What ``/version`` answers for a server of ``version`` (vX.Y.Z)."""
+    major, minor = version.lstrip('v').split('.')[:2]
+    return {'major': major, 'minor': minor, 'gitVersion': version,
+            'gitCommit': '0' * 40, 'gitTreeState': 'clean',
+            'buildDate': '2024-01-01T00:00:00Z', 'goVersion': 'go1.22.5',
+            'compiler': 'gc', 'platform': 'linux/amd64'}
+
+
 def core_versions(address: str) -> dict:
     return {'kind': 'APIVersions', 'versions': ['v1'],
             'serverAddressByClientCIDRs': [

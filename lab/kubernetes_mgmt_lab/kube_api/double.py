@@ -21,8 +21,10 @@ class KubeApiDouble:
     """
 
     def __init__(self, timing: Timing | None = None, tls: bool = False,
-                 nodes: tuple[str, ...] = ('node-1',)):
+                 nodes: tuple[str, ...] = ('node-1',),
+                 version: str = 'v1.37.1'):
         self.timing = timing or Timing()
+        self.version = version          # what /version reports
         self.store = Store()
         self._exchange = server.Exchange(tokens={}, state=self)
         self._cert: ServingCert | None = issue() if tls else None

@@ -60,15 +60,12 @@ class Exchange:
     log_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _discovery(path: str, address: str) -> dict | None:
+def _discovery(path: str, address: str, version: str) -> dict | None:
     if path.startswith(openapi.ROOT):
         return openapi.serve(path)
     parts = [p for p in path.split('/') if p]
     if parts == ['version']:
-        return {'major': '1', 'minor': '30', 'gitVersion': 'v1.30.0',
-                'gitCommit': '0' * 40, 'gitTreeState': 'clean',
-                'buildDate': '2024-04-17T17:27:03Z', 'goVersion': 'go1.22.2',
-                'compiler': 'gc', 'platform': 'linux/amd64'}
+        return catalog.version_info(version)
     if parts == ['api']:
         return catalog.core_versions(address)
     if parts == ['apis']:
@@ -178,7 +175,8 @@ class _Handler(BaseHTTPRequestHandler):
         """What the request addresses, once RBAC allows it (or the
         discovery document it asks for)."""
         if method == 'GET':
-            doc = _discovery(path, f'127.0.0.1:{self.server.server_port}')
+            doc = _discovery(path, f'127.0.0.1:{self.server.server_port}',
+                             self.exchange.state.version)
             if doc is not None:
                 return doc
         target = paths.parse(path)
