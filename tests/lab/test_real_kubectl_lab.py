@@ -317,3 +317,48 @@ def test_a_client_certificate_of_the_cluster_ca_authenticates(
     nobody = get_nodes(_cert_kubeconfig(tmp_path, api, 'someone', None))
     assert nobody.returncode != 0
     assert 'User "someone" cannot list resource "nodes"' in nobody.stderr
+
+
+def _apply(kubectl, tmp_path, *objects: dict) -> None:
+    manifest = tmp_path / 'objects.yaml'
+    manifest.write_text(yaml.safe_dump_all(objects), encoding='utf-8')
+    _ok(kubectl('apply', '-f', str(manifest)))
+
+
+def _workload(kind: str, name: str, pod_spec: dict, **spec) -> dict:
+    labels = {'app': name}
+    return {'apiVersion': 'apps/v1', 'kind': kind,
+            'metadata': {'name': name, 'namespace': 'ns-a'},
+            'spec': {**spec, 'selector': {'matchLabels': labels},
+                     'template': {'metadata': {'labels': labels},
+                                  'spec': pod_spec}}}
+
+
+def _placement(kubectl) -> dict[str, str | None]:
+    pods = json.loads(_ok(kubectl('get', 'pods', '-n', 'ns-a', '-o',
+                                  'json')))['items']
+    return {p['metadata']['name']: p['spec'].get('nodeName') for p in pods}
+
+
+def test_pods_go_to_nodes_that_fit(kubectl, api, tmp_path):
+    _ok(kubectl('cordon', 'worker-0'))
+    containers = {'containers': [{'name': 'c', 'image': 'app:1'}]}
+    _apply(kubectl, tmp_path,
+           _workload('Deployment', 'web', containers, replicas=2),
+           _workload('DaemonSet', 'agent', containers),
+           _workload('Deployment', 'picky', {
+               **containers, 'nodeSelector': {'disk': 'ssd'}}, replicas=1))
+    placed = _placement(kubectl)
+    web = [node for name, node in placed.items() if name.startswith('web')]
+    assert web == ['master-0', 'master-0']      # not on the cordoned node
+    agents = sorted(node for name, node in placed.items()
+                    if name.startswith('agent'))
+    assert agents == ['master-0', 'worker-0']   # DaemonSets ignore cordons
+    picky = [name for name in placed if name.startswith('picky')]
+    assert [placed[name] for name in picky] == [None]
+    pending = next(p for p in api.objects('Pod', 'ns-a')
+                   if p['metadata']['name'] == picky[0])
+    assert pending['status']['conditions'][0]['reason'] == 'Unschedulable'
+
+    _ok(kubectl('label', 'node', 'master-0', 'disk=ssd'))
+    assert _placement(kubectl)[picky[0]] == 'master-0'

@@ -19,7 +19,7 @@ import random
 import time
 from dataclasses import dataclass
 
-from kubernetes_mgmt_lab.kube_api import catalog
+from kubernetes_mgmt_lab.kube_api import catalog, scheduling
 from kubernetes_mgmt_lab.kube_api.store import Key, Store, key_of, timestamp
 
 WORKLOADS = ('Deployment', 'ReplicaSet', 'StatefulSet', 'DaemonSet', 'Job')
@@ -69,7 +69,8 @@ def dependents(store: Store, owner: dict) -> list[Key]:
             if owner_uid(obj) == uid]
 
 
-def new_pod(store: Store, owner: dict, name: str, timing: Timing) -> None:
+def new_pod(store: Store, owner: dict, name: str, timing: Timing,
+            node: str | None = None) -> None:
     template = owner['spec'].get('template', {})
     meta = copy.deepcopy(template.get('metadata') or {})
     labels = meta.setdefault('labels', {})
@@ -84,15 +85,32 @@ def new_pod(store: Store, owner: dict, name: str, timing: Timing) -> None:
     pod = {'metadata': meta,
            'spec': copy.deepcopy(template.get('spec') or {}),
            'status': {'phase': 'Pending'}}
+    if node:
+        pod['spec']['nodeName'] = node
     start_pod(store, store.put_new(_POD, pod), timing)
 
 
 def start_pod(store: Store, pod: dict, timing: Timing) -> None:
-    """Schedule a new pod: Pending now, Running+Ready a moment later."""
-    pod['spec'].setdefault('nodeName', 'node-1')
+    """Schedule a new pod: Pending now, Running+Ready a moment later on
+    the node chosen for it; Pending and Unschedulable when none fits."""
+    node = pod['spec'].get('nodeName') or scheduling.choose(store, pod)
+    if node is None:
+        scheduling.unschedulable(pod)
+        return
+    pod['spec']['nodeName'] = node
     pod['status'] = {'phase': 'Pending'}
     key = key_of(_POD, pod['metadata']['namespace'], pod['metadata']['name'])
     store.ready_at[key] = time.monotonic() + timing.pod_ready_after
+
+
+def _schedule_pending(store: Store, timing: Timing) -> None:
+    for pod in store.of_kind('Pod'):
+        if pod['spec'].get('nodeName') or terminating(pod):
+            continue
+        start_pod(store, pod, timing)
+        if pod['spec'].get('nodeName'):
+            store.touch(key_of(_POD, pod['metadata']['namespace'],
+                               pod['metadata']['name']))
 
 
 def _template_hash(template: dict) -> str:
@@ -117,8 +135,6 @@ def _pod_name(store: Store, owner: dict, taken: set[str]) -> str:
 
 
 def _desired(store: Store, owner: dict) -> int:
-    if owner['kind'] == 'DaemonSet':
-        return len(store.of_kind('Node'))
     if owner['kind'] == 'Job':
         return int(owner['spec'].get('completions') or 1)
     replicas = owner['spec'].get('replicas')
@@ -147,9 +163,37 @@ def _reconcile_statefulset(store: Store, owner: dict,
     _update_status(store, owner)
 
 
+def _reconcile_daemonset(store: Store, owner: dict,
+                         timing: Timing) -> None:
+    """One pod on each node that fits its template; none elsewhere."""
+    template = owner['spec'].get('template') or {}
+    nodes = scheduling.daemon_nodes(store, {
+        'metadata': template.get('metadata') or {},
+        'spec': template.get('spec') or {}})
+    placed: dict[str, Key] = {}
+    for key, pod in _owned_pods(store, owner):
+        if terminating(pod):
+            continue
+        node = pod['spec'].get('nodeName')
+        if node in nodes and node not in placed:
+            placed[node] = key
+        else:
+            mark_terminating(store, key, timing)
+    taken = {p['metadata']['name'] for _, p in _owned_pods(store, owner)}
+    for node in nodes:
+        if node not in placed:
+            name = _pod_name(store, owner, taken)
+            taken.add(name)
+            new_pod(store, owner, name, timing, node=node)
+    _update_status(store, owner)
+
+
 def _reconcile_workload(store: Store, owner: dict, timing: Timing) -> None:
     if owner['kind'] == 'StatefulSet':
         _reconcile_statefulset(store, owner, timing)
+        return
+    if owner['kind'] == 'DaemonSet':
+        _reconcile_daemonset(store, owner, timing)
         return
     pods = _owned_pods(store, owner)
     alive = [(k, p) for k, p in pods if not terminating(p)]
@@ -294,6 +338,7 @@ def advance(store: Store, timing: Timing) -> None:
     with store.lock:
         _start_due_pods(store, now)
         _finish_terminating(store, now)
+        _schedule_pending(store, timing)
         _collect_orphans(store, timing)
         _bind_claims(store)
         for kind in WORKLOADS:
