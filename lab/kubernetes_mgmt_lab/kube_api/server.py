@@ -142,8 +142,8 @@ class _Handler(BaseHTTPRequestHandler):
             if isinstance(target, dict):        # a discovery document
                 code, reply = 200, target
             elif method == 'GET' and target.subresource == catalog.EXEC:
-                self._record(method, url.path, query, identity, 101, None)
                 self._exec(target, parse_qs(url.query).get('command', []))
+                self._record(method, url.path, query, identity, 101, None)
                 return
             elif method == 'GET' and watch.wanted(query):
                 self._record(method, url.path, query, identity, 200, None)
