@@ -83,7 +83,7 @@ def _verb(method: str, target: paths.Target, query: dict) -> str:
         return 'create'         # a WebSocket upgrade, authorized as create
     if method == 'GET':
         if target.name is None:
-            return 'watch' if query.get('watch') in ('true', '1') else 'list'
+            return 'watch' if watch.wanted(query) else 'list'
         return 'get'
     if method == 'DELETE' and target.name is None:
         return 'deletecollection'

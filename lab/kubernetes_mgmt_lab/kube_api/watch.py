@@ -31,10 +31,10 @@ def wanted(query: dict[str, str]) -> bool:
 
 
 def _matches(target: Target, query: dict[str, str], key, obj) -> bool:
-    kind, namespace, _ = key
+    kind, namespace, name = key
     return (kind == target.api_kind.kind
             and (target.namespace is None or namespace == target.namespace)
-            and (target.name is None or key[2] == target.name)
+            and (target.name is None or name == target.name)
             and selectors.matches_labels(obj, query.get('labelSelector'))
             and selectors.matches_fields(obj, query.get('fieldSelector')))
 
