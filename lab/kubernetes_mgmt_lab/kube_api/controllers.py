@@ -16,10 +16,9 @@ import copy
 import hashlib
 import json
 import random
-import time
 from dataclasses import dataclass
 
-from kubernetes_mgmt_lab.kube_api import catalog, scheduling
+from kubernetes_mgmt_lab.kube_api import catalog, scheduling, volumes
 from kubernetes_mgmt_lab.kube_api.store import Key, Store, key_of, timestamp
 
 WORKLOADS = ('Deployment', 'ReplicaSet', 'StatefulSet', 'DaemonSet', 'Job')
@@ -59,7 +58,7 @@ def mark_terminating(store: Store, key: Key, timing: Timing,
         return
     meta['deletionTimestamp'] = timestamp()
     meta['deletionGracePeriodSeconds'] = 30 if grace is None else grace
-    store.gone_at[key] = time.monotonic() + timing.terminate_after
+    store.gone_at[key] = store.clock() + timing.terminate_after
     store.touch(key)
 
 
@@ -100,7 +99,7 @@ def start_pod(store: Store, pod: dict, timing: Timing) -> None:
     pod['spec']['nodeName'] = node
     pod['status'] = {'phase': 'Pending'}
     key = key_of(_POD, pod['metadata']['namespace'], pod['metadata']['name'])
-    store.ready_at[key] = time.monotonic() + timing.pod_ready_after
+    store.ready_at[key] = store.clock() + timing.pod_ready_after
 
 
 def _schedule_pending(store: Store, timing: Timing) -> None:
@@ -308,14 +307,22 @@ def _finish_terminating_once(store: Store, now: float) -> bool:
             continue
         if when > now:
             continue
-        if dependents(store, obj):
-            continue           # foreground deletion waits for dependents
-        if key[0] == 'Namespace' and any(
-                k[1] == key[2] for k in store.objects):
-            continue           # a namespace goes after its contents
+        if held(store, key, obj):
+            continue
         store.remove(key)
         removed = True
     return removed
+
+
+def held(store: Store, key: Key, obj: dict) -> bool:
+    """Is a terminating object kept a while longer?"""
+    if dependents(store, obj):
+        return True            # foreground deletion waits for dependents
+    if key[0] == 'Namespace':
+        return any(k[1] == key[2] for k in store.objects)
+    if key[0] == 'PersistentVolume':    # pv-protection: while bound
+        return (obj.get('status') or {}).get('phase') == 'Bound'
+    return False
 
 
 def _collect_orphans(store: Store, timing: Timing) -> None:
@@ -326,24 +333,24 @@ def _collect_orphans(store: Store, timing: Timing) -> None:
             mark_terminating(store, key, timing)
 
 
-def _bind_claims(store: Store) -> None:
-    for obj in store.of_kind('PersistentVolumeClaim'):
-        if obj.get('status', {}).get('phase') != 'Bound':
-            obj['status'] = {'phase': 'Bound'}
-
-
 def advance(store: Store, timing: Timing) -> None:
     """Bring the whole cluster up to date with the present moment."""
-    now = time.monotonic()
+    now = store.clock()
     with store.lock:
         _start_due_pods(store, now)
         _finish_terminating(store, now)
         _schedule_pending(store, timing)
         _collect_orphans(store, timing)
-        _bind_claims(store)
+        volumes.bind_claims(store)
+        for hook in store.hooks:
+            hook(store)
         for kind in WORKLOADS:
             for owner in store.of_kind(kind):
                 if not terminating(owner):
                     _reconcile_workload(store, owner, timing)
                 else:
                     _update_status(store, owner)
+        # What became due just now (zero delays) happens now as well, so
+        # a reader of the stored state never sees a step half-taken.
+        _start_due_pods(store, now)
+        _finish_terminating(store, now)

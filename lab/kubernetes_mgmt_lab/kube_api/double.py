@@ -1,9 +1,19 @@
 """``KubeApiDouble``: start, configure and inspect the API double."""
 from __future__ import annotations
 
+import contextlib
 import copy
+import threading
+from collections.abc import Iterator
 
-from kubernetes_mgmt_lab.kube_api import catalog, controllers, rbac, server
+from kubernetes_mgmt_lab.kube_api import (
+    catalog,
+    controllers,
+    rbac,
+    server,
+    volumes,
+)
+from kubernetes_mgmt_lab.kube_api.backend import RequestRecord
 from kubernetes_mgmt_lab.kube_api.controllers import Timing
 from kubernetes_mgmt_lab.kube_api.exec_stream import Result, Runner
 from kubernetes_mgmt_lab.kube_api.store import Store
@@ -26,7 +36,9 @@ class KubeApiDouble:
         self.timing = timing or Timing()
         self.version = version          # what /version reports
         self.store = Store()
-        self._exchange = server.Exchange(tokens={}, state=self)
+        self._tokens: dict[str, rbac.Identity] = {}
+        self._log: list[RequestRecord] = []
+        self._log_lock = threading.Lock()
         self._cert: ServingCert | None = issue() if tls else None
         self._server = None
         self._runners: dict[tuple[str, str], Runner] = {}
@@ -35,11 +47,16 @@ class KubeApiDouble:
                                    'status': {'phase': 'Active'}})
         for name in nodes:
             self.put('Node', {'metadata': {'name': name}})
+        # As kind and minikube clusters have: claims get volumes made.
+        self.put('StorageClass', {
+            'metadata': {'name': 'standard', 'annotations': {
+                volumes.DEFAULT_CLASS: 'true'}},
+            'provisioner': 'lab.kubernetes-mgmt/provisioner'})
 
     # -- lifecycle ------------------------------------------------------
     def start(self) -> KubeApiDouble:
         context = self._cert.server_context() if self._cert else None
-        self._server = server.serve(self._exchange, context)
+        self._server = server.serve(self, context)
         return self
 
     def stop(self) -> None:
@@ -72,8 +89,24 @@ class KubeApiDouble:
 
     # -- who may call ---------------------------------------------------
     def add_token(self, token: str, identity: rbac.Identity) -> str:
-        self._exchange.tokens[token] = identity
+        self._tokens[token] = identity
         return token
+
+    # -- the server's backend --------------------------------------------
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Store]:
+        with self.store.lock:
+            yield self.store
+
+    def live_store(self) -> Store:
+        return self.store
+
+    def authenticate(self, token: str) -> rbac.Identity | None:
+        return self._tokens.get(token)
+
+    def record(self, record: RequestRecord) -> None:
+        with self._log_lock:
+            self._log.append(record)
 
     def access_info(self, token: str) -> dict:
         """A Kubernetes VIM's access info as Tacker hands it to drivers."""
@@ -118,10 +151,10 @@ class KubeApiDouble:
                     if ns and (kinds is None or kind in kinds)}
 
     @property
-    def requests(self) -> list[server.RequestRecord]:
-        with self._exchange.log_lock:
-            return list(self._exchange.log)
+    def requests(self) -> list[RequestRecord]:
+        with self._log_lock:
+            return list(self._log)
 
-    def mutations(self) -> list[server.RequestRecord]:
+    def mutations(self) -> list[RequestRecord]:
         """Requests that changed (or tried to change) something."""
         return [r for r in self.requests if r.mutating]

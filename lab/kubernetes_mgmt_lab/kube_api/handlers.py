@@ -263,6 +263,8 @@ def delete(store: Store, req: Request, timing: Timing) -> tuple[int, dict]:
         _delete_namespace(store, key, timing)
     elif kind == 'Pod' and grace != 0:
         controllers.mark_terminating(store, key, timing, grace)
+    elif kind == 'PersistentVolume' and controllers.held(store, key, obj):
+        controllers.mark_terminating(store, key, timing, grace)
     elif controllers.dependents(store, obj) and policy == 'Foreground':
         obj['metadata']['finalizers'] = ['foregroundDeletion']
         controllers.mark_terminating(store, key, timing, grace)

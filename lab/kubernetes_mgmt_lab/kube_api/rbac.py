@@ -1,7 +1,9 @@
-"""Who a bearer token is, and what RBAC lets it do.
+"""Who a caller is, and what its own rules let it do.
 
-A token maps to an :class:`Identity`: either cluster-admin, or a user
-whose only grant is one Role bound in one namespace. Discovery paths are
+An :class:`Identity` is either cluster-admin, or a user (with groups)
+whose own grant is at most one set of rules in one namespace; what the
+cluster's stored bindings grant besides is ``authorizer``'s. Discovery
+paths are
 open to every authenticated user (``system:discovery`` in a real
 cluster), and so is SelfSubjectAccessReview (``system:basic-user``).
 """
@@ -32,6 +34,7 @@ class Identity:
     cluster_admin: bool = False
     namespace: str | None = None      # where the Role is bound
     rules: tuple[Rule, ...] = field(default=())
+    groups: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,11 +105,12 @@ MASTERS_GROUP = 'system:masters'
 
 def from_certificate(cert: dict) -> Identity:
     """Who a verified client certificate names (``ssl`` peer-cert dict):
-    its CN is the user, its O the groups; system:masters is bound to
-    cluster-admin in every cluster, other groups get no rights here."""
+    its CN is the user, its O the groups; system:masters is
+    cluster-admin in every cluster, other groups have what the stored
+    bindings give them."""
     fields = [pair for rdn in cert.get('subject', ()) for pair in rdn]
     user = next((v for k, v in fields if k == 'commonName'), '')
-    groups = {v for k, v in fields if k == 'organizationName'}
-    if MASTERS_GROUP in groups:
-        return cluster_admin(user)
-    return Identity(user=user)
+    groups = tuple(sorted({v for k, v in fields
+                           if k == 'organizationName'}))
+    return Identity(user=user, cluster_admin=MASTERS_GROUP in groups,
+                    groups=groups)

@@ -2,7 +2,9 @@
 controller's node choice.
 
 A node takes new pods unless it is cordoned (``spec.unschedulable``),
-reports a Ready condition other than True, lacks a label of the pod's
+reports a Ready condition other than True (the node lifecycle
+controller's ``not-ready`` NoSchedule taint: pods that tolerate it, as
+CNI and kube-proxy DaemonSets do, still go there), lacks a label of the pod's
 ``nodeSelector``, or has a NoSchedule taint the pod does not tolerate.
 Among the nodes left, the one running the fewest pods wins (ties by
 name). A pod no node takes stays Pending, marked Unschedulable, until
@@ -11,6 +13,9 @@ one does. DaemonSet pods ignore cordons, as the real controller's do.
 from __future__ import annotations
 
 from kubernetes_mgmt_lab.kube_api.store import Store
+
+NOT_READY_TAINT = {'key': 'node.kubernetes.io/not-ready',
+                   'effect': 'NoSchedule'}
 
 
 def _ready(node: dict) -> bool:
@@ -39,13 +44,14 @@ def fits(node: dict, pod: dict, daemon: bool = False) -> bool:
     spec = node.get('spec') or {}
     if spec.get('unschedulable') and not daemon:
         return False
+    taints = list(spec.get('taints') or [])
     if not _ready(node):
-        return False
+        taints.append(NOT_READY_TAINT)
     labels = node['metadata'].get('labels') or {}
     selector = pod['spec'].get('nodeSelector') or {}
     if any(labels.get(k) != v for k, v in selector.items()):
         return False
-    return all(_tolerates(pod, taint) for taint in spec.get('taints') or []
+    return all(_tolerates(pod, taint) for taint in taints
                if taint.get('effect') in ('NoSchedule', 'NoExecute'))
 
 

@@ -1,14 +1,15 @@
-"""The HTTP side of the double: a threaded stdlib server on 127.0.0.1."""
+"""The HTTP side of the API: a threaded stdlib server over a
+:class:`~kubernetes_mgmt_lab.kube_api.backend.Backend`."""
 from __future__ import annotations
 
 import json
 import select
 import threading
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from kubernetes_mgmt_lab.kube_api import (
+    authorizer,
     catalog,
     controllers,
     exec_stream,
@@ -18,6 +19,7 @@ from kubernetes_mgmt_lab.kube_api import (
     rbac,
     watch,
 )
+from kubernetes_mgmt_lab.kube_api.backend import Backend, RequestRecord
 from kubernetes_mgmt_lab.kube_api.status import ApiError, failure, not_found
 from kubernetes_mgmt_lab.kube_api.store import key_of
 from kubernetes_mgmt_lab.tls_server import TlsHTTPServer
@@ -30,34 +32,6 @@ _HEALTH = ('/healthz', '/livez', '/readyz')
 _DISPATCH = {'GET': lambda store, req, timing: handlers.get(store, req),
              'POST': handlers.create, 'PUT': handlers.replace,
              'PATCH': handlers.patch_object, 'DELETE': handlers.delete}
-
-
-@dataclass(frozen=True)
-class RequestRecord:
-    """One request as the double saw it, for tests to assert on."""
-
-    method: str
-    path: str
-    query: dict[str, str]
-    user: str | None
-    code: int
-    body: object = None
-
-    @property
-    def mutating(self) -> bool:
-        if self.method == 'GET' or self.query.get('dryRun') == 'All':
-            return False
-        return not self.path.endswith('/selfsubjectaccessreviews')
-
-
-@dataclass
-class Exchange:
-    """The server's view of the double: tokens, store and request log."""
-
-    tokens: dict[str, rbac.Identity]
-    state: object                 # the KubeApiDouble
-    log: list[RequestRecord] = field(default_factory=list)
-    log_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def _discovery(path: str, address: str, version: str) -> dict | None:
@@ -96,7 +70,7 @@ class _Handler(BaseHTTPRequestHandler):
     # ACKs add ~40 ms to every request.
     wbufsize = -1
     disable_nagle_algorithm = True
-    exchange: Exchange           # set on the per-server subclass
+    backend: Backend             # set on the per-server subclass
 
     def log_message(self, format, *args):
         pass                     # tests read RequestRecord, not stderr
@@ -154,8 +128,8 @@ class _Handler(BaseHTTPRequestHandler):
                                              identity)
         except ApiError as exc:
             code, reply = exc.code, exc.body
-        except Exception as exc:  # a bug of the double: say so, loudly
-            code, reply = 500, failure(500, f'API double failed: {exc!r}')
+        except Exception as exc:  # a bug of the lab's API: say so, loudly
+            code, reply = 500, failure(500, f'lab API failed: {exc!r}')
         self._record(method, url.path, query, identity, code, body)
         self._send(code, reply)
 
@@ -165,8 +139,9 @@ class _Handler(BaseHTTPRequestHandler):
             return rbac.from_certificate(cert)
         header = self.headers.get('Authorization') or ''
         scheme, _, token = header.partition(' ')
-        identity = self.exchange.tokens.get(token.strip())
-        if scheme.lower() != 'bearer' or identity is None:
+        identity = self.backend.authenticate(token.strip()) \
+            if scheme.lower() == 'bearer' and token.strip() else None
+        if identity is None:
             raise ApiError(401, 'Unauthorized')
         return identity
 
@@ -175,8 +150,8 @@ class _Handler(BaseHTTPRequestHandler):
         """What the request addresses, once RBAC allows it (or the
         discovery document it asks for)."""
         if method == 'GET':
-            doc = _discovery(path, f'127.0.0.1:{self.server.server_port}',
-                             self.exchange.state.version)
+            host, port = self.server.server_address[:2]
+            doc = _discovery(path, f'{host}:{port}', self.backend.version)
             if doc is not None:
                 return doc
         target = paths.parse(path)
@@ -184,33 +159,39 @@ class _Handler(BaseHTTPRequestHandler):
             verb=_verb(method, target, query), group=target.api_kind.group,
             resource=target.rbac_resource, namespace=target.rbac_namespace,
             name=target.name)
-        if not rbac.allows(identity, attrs):
+        if not self._allowed(identity, attrs):
             raise ApiError(403, rbac.forbidden_message(identity, attrs),
                            details={'name': target.name,
                                     'group': target.api_kind.group,
                                     'kind': target.api_kind.plural})
         return target
 
+    def _allowed(self, identity: rbac.Identity,
+                 attrs: rbac.Attributes) -> bool:
+        if rbac.allows(identity, attrs):
+            return True
+        with self.backend.transaction() as store:
+            return authorizer.allows(store, identity, attrs)
+
     def _dispatch(self, method, target, query, body, identity):
-        double = self.exchange.state
+        timing = self.backend.timing
         request = handlers.Request(
             target=target, identity=identity, query=query, body=body,
             content_type=(self.headers.get('Content-Type') or '').split(
                 ';')[0].strip())
-        with double.store.lock:
-            controllers.advance(double.store, double.timing)
-            return _DISPATCH[method](double.store, request, double.timing)
+        with self.backend.transaction() as store:
+            controllers.advance(store, timing)
+            return _DISPATCH[method](store, request, timing)
 
     def _stream(self, target: paths.Target, query: dict) -> None:
         """A watch: one JSON event per chunk until it ends."""
-        double = self.exchange.state
         self.send_response(200)
         self.send_header('Content-Type', 'application/json')
         self.send_header('Transfer-Encoding', 'chunked')
         self.end_headers()
         try:
-            for event in watch.events(double.store, double.timing, target,
-                                      query, self._client_waiting):
+            for event in watch.events(self.backend, target, query,
+                                      self._client_waiting):
                 self._chunk(json.dumps(event).encode() + b'\n')
             self._chunk(b'')
         except OSError:
@@ -220,9 +201,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _exec(self, target: paths.Target, argv: list[str]) -> None:
         """Run ``argv`` in the pod; its output and exit code go back
         over the upgraded connection."""
-        double = self.exchange.state
-        if double.store.get(key_of(target.api_kind, target.namespace,
-                                   target.name)) is None:
+        with self.backend.transaction() as store:
+            found = store.get(key_of(target.api_kind, target.namespace,
+                                     target.name)) is not None
+        if not found:
             raise not_found(target.api_kind, target.name)
         chosen = exec_stream.protocol(
             self.headers.get('Sec-WebSocket-Protocol') or '')
@@ -233,7 +215,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header('Sec-WebSocket-Accept', exec_stream.accept_key(key))
         self.send_header('Sec-WebSocket-Protocol', chosen)
         self.end_headers()
-        result = double.run_in_pod(target.namespace, target.name, argv)
+        result = self.backend.run_in_pod(target.namespace, target.name,
+                                         argv)
         for message in exec_stream.messages(argv, result):
             self.wfile.write(message)
         self.wfile.flush()
@@ -250,11 +233,9 @@ class _Handler(BaseHTTPRequestHandler):
         return not readable
 
     def _record(self, method, path, query, identity, code, body) -> None:
-        record = RequestRecord(method, path, query,
-                               identity.user if identity else None, code,
-                               body)
-        with self.exchange.log_lock:
-            self.exchange.log.append(record)
+        self.backend.record(RequestRecord(
+            method, path, query, identity.user if identity else None, code,
+            body))
 
     def _send(self, code: int, reply: dict) -> None:
         self._send_bytes(code, json.dumps(reply).encode(),
@@ -271,16 +252,25 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def serve(exchange: Exchange, ssl_context=None) -> ThreadingHTTPServer:
-    handler = type('Handler', (_Handler,), {'exchange': exchange})
-    if ssl_context is None:
-        server = ThreadingHTTPServer(('127.0.0.1', 0), handler)
-        server.daemon_threads = True
-    else:
-        server = TlsHTTPServer(('127.0.0.1', 0), handler, ssl_context)
+def serve(backend: Backend, ssl_context=None,
+          address: tuple[str, int] = ('127.0.0.1', 0)
+          ) -> ThreadingHTTPServer:
+    """Serve ``backend`` from a thread (``serve_forever`` runs there)."""
+    server = make_server(backend, ssl_context, address)
     # A short poll interval makes shutdown() quick (tests start many).
     thread = threading.Thread(target=server.serve_forever,
                               kwargs={'poll_interval': 0.02},
-                              name='kube-api-double', daemon=True)
+                              name='kube-api', daemon=True)
     thread.start()
     return server
+
+
+def make_server(backend: Backend, ssl_context=None,
+                address: tuple[str, int] = ('127.0.0.1', 0)
+                ) -> ThreadingHTTPServer:
+    handler = type('Handler', (_Handler,), {'backend': backend})
+    if ssl_context is None:
+        server = ThreadingHTTPServer(address, handler)
+        server.daemon_threads = True
+        return server
+    return TlsHTTPServer(address, handler, ssl_context)

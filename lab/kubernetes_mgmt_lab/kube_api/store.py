@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import copy
 import datetime
-import itertools
 import threading
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kubernetes_mgmt_lab.kube_api.catalog import ApiKind
@@ -42,9 +42,12 @@ def timestamp() -> str:
 class Store:
     """Objects by key, guarded by one lock (the HTTP server is threaded).
 
-    ``ready_at`` and ``gone_at`` hold the monotonic times at which a pod
-    becomes ready and a terminating object disappears; the controllers
-    move objects along when the time has come.
+    ``ready_at`` and ``gone_at`` hold the times (of ``clock``) at which a
+    pod becomes ready and a terminating object disappears; the
+    controllers move objects along when the time has come. A store kept
+    in a file between processes (``persisted``) uses the wall clock.
+    ``hooks`` are more controllers, run after the built-in ones; they
+    may read ``context``, what the store's owner keeps beside objects.
     """
 
     objects: dict[Key, dict] = field(default_factory=dict)
@@ -53,15 +56,19 @@ class Store:
     lock: threading.RLock = field(default_factory=threading.RLock)
     changes: list[Change] = field(default_factory=list)
     changed: threading.Condition = field(init=False, repr=False)
-    _versions: Iterator[int] = field(
-        default_factory=lambda: itertools.count(1))
+    version: int = 0                  # the last resourceVersion given
+    clock: Callable[[], float] = time.monotonic
+    hooks: list[Callable[[Store], None]] = field(default_factory=list)
+    context: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Watches sleep on it; every change wakes them.
         self.changed = threading.Condition(self.lock)
 
     def next_version(self) -> str:
-        return str(next(self._versions))
+        with self.lock:
+            self.version += 1
+            return str(self.version)
 
     def _note(self, kind: str, key: Key, obj: dict, version: str) -> None:
         with self.lock:
