@@ -25,6 +25,7 @@ from kubernetes_mgmt.vnf_package import layout as package_layout
 from kubernetes_mgmt_lab import (
     hosts,
     image,
+    kubectl_binary,
     mirror,
     mirrorproc,
     namespaces,
@@ -228,6 +229,8 @@ class Lab:
         for disk in (self._layout.image, self._layout.hosts_dir):
             namespaces.mount_tmpfs(disk, f'{state.name}-disk')
         image.build(self._layout.image, state.username, state.password)
+        # The VMs' kubectl is the real one: in place before any VM runs it.
+        kubectl_binary.path()
         net.ensure_bridge(state.bridge, plan)
         roles = ['master'] * masters + ['worker'] * workers
         roles += ['storage'] if storage else []

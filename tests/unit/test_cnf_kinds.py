@@ -124,11 +124,12 @@ def test_cluster_scoped_objects_are_created_and_deleted_by_an_admin(double):
     lcm = runner(double, double.add_token('admin', cluster_admin()))
     instance = start(lcm, files('web.yaml', 'cluster-scoped.yaml'))
     assert double.names('ClusterRole') == ['web-reader']
-    assert double.names('StorageClass') == ['web-fast']
+    # 'standard' is the double's own default class.
+    assert double.names('StorageClass') == ['standard', 'web-fast']
     assert double.names('Deployment', 'ns-w') == ['web']
     lcm.terminate(instance, TerminateVnfRequest())
     assert double.names('ClusterRole') == []
-    assert double.names('StorageClass') == []
+    assert double.names('StorageClass') == ['standard']
 
 
 def test_a_bare_pod_is_healed_by_recreating_it(double):

@@ -1,5 +1,6 @@
-"""kubeadm / etcdctl / kubectl stand-ins building a cluster over the
-shared state, run as subprocesses against simulated hosts."""
+"""kubeadm and etcdctl stand-ins building a cluster over the shared
+state, run as subprocesses against simulated hosts; the real kubectl
+talks to the cluster's API servers."""
 from __future__ import annotations
 
 import json
@@ -263,11 +264,11 @@ def test_reset_keeps_node_and_stops_apiserver(lab):
     m0.run('kubeadm', 'reset', '--force', check=True)
     proc = m0.kubectl('get', 'nodes', check=False)
     assert proc.returncode == 1
-    assert 'stat /etc/kubernetes/admin.conf: no such file' in proc.stderr
+    assert 'admin.conf: no such file' in proc.stderr
     assert not ClusterView(lab.cluster_dir).etcd_members()
 
 
-def test_apiserver_standin_answers_health_and_version(lab):
+def test_apiserver_answers_health_and_version(lab):
     m0 = lab('master-0', 10)
     m0.run('kubeadm', 'init', check=True)
     with open(m0.path('/etc/kubernetes/pki/ca.crt'), encoding='utf-8') as f:
@@ -281,15 +282,6 @@ def test_apiserver_standin_answers_health_and_version(lab):
         assert json.load(resp)['gitVersion'] == 'v1.31.4'
     raw = m0.kubectl('get', '--raw', '/healthz').stdout.strip()
     assert raw == 'ok'
-
-
-def test_kubectl_without_kubeconfig_fails_like_kubectl(lab):
-    w0 = lab('w-0', 20)
-    proc = w0.run('kubectl', 'get', 'nodes')
-    assert proc.returncode == 1
-    assert proc.stderr.strip() == (
-        'The connection to the server localhost:8080 was refused - did you '
-        'specify the right host or port?')
 
 
 def test_commands_need_their_packages(tmp_path):

@@ -11,8 +11,6 @@ import pytest
 from kubernetes_mgmt_lab.emulated import install_commands, wrapper_script
 from kubernetes_mgmt_lab.emulated.faults import matches
 from kubernetes_mgmt_lab.emulated.flags import Flag, FlagError, parse
-from kubernetes_mgmt_lab.emulated.jsonpath import evaluate
-from kubernetes_mgmt_lab.emulated.selectors import match_labels
 from kubernetes_mgmt_lab.emulated.tokens import parse_duration
 
 SPEC = [Flag('output', short='o'), Flag('all', value=False, short='A'),
@@ -37,34 +35,6 @@ def test_pflag_forms():
 def test_pflag_errors(argv, message):
     with pytest.raises(FlagError, match=message):
         parse(SPEC, argv)
-
-
-DATA = {'items': [
-    {'metadata': {'name': 'a', 'labels': {'kubernetes.io/hostname': 'h'}},
-     'status': {'conditions': [{'type': 'Ready', 'status': 'True'}]}},
-    {'metadata': {'name': 'b', 'labels': {}},
-     'status': {'conditions': [{'type': 'Ready', 'status': 'False'}]}}]}
-
-
-@pytest.mark.parametrize('template,expected', [
-    ('{.items[*].metadata.name}', 'a b'),
-    ('{range .items[*]}{.metadata.name}{"\\t"}{.status.conditions[?(@.type'
-     '=="Ready")].status}{"\\n"}{end}', 'a\tTrue\nb\tFalse\n'),
-    ('{.items[0].metadata.labels.kubernetes\\.io/hostname}', 'h'),
-    ("{.items[0].metadata.labels['kubernetes.io/hostname']}", 'h'),
-    ('{.items[-1].metadata.name}', 'b'),
-    ('{.missing}', ''),
-])
-def test_jsonpath(template, expected):
-    assert evaluate(template, DATA) == expected
-
-
-def test_label_selectors():
-    obj = {'metadata': {'labels': {'a': '1', 'role': 'x'}}}
-    assert match_labels('a=1,role', obj)
-    assert match_labels('a in (1,2),!b', obj)
-    assert not match_labels('a!=1', obj)
-    assert not match_labels('role notin (x)', obj)
 
 
 def test_durations():

@@ -1,81 +1,30 @@
-"""A stand-in kube-apiserver: a detached HTTPS server on the master's
-IP:6443 answering the health endpoints, /version and read-only GETs of
-the shared state, so HAProxy health checks, ``kubectl get --raw`` and
-API clients have something real to talk to.
+"""A master's kube-apiserver: a detached HTTPS server on the master's
+IP:6443 serving the lab's Kubernetes API (``kube_api``) over the
+cluster's shared state (``cluster_api``), with the serving certificate
+kubeadm made and client certificates of the cluster CA.
 
 Run as ``python -m kubernetes_mgmt_lab.emulated.apiserver --address IP
---port N --cert F --key F --pidfile F --cluster-dir D --version V``;
-``start``/``stop`` manage it from kubeadm.
+--port N --cert F --key F --client-ca F --pidfile F --cluster-dir D
+--version V``; ``start``/``stop`` manage it from kubeadm.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import ssl
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 from kubernetes_mgmt.remote.retry import wait_until
-from kubernetes_mgmt_lab.emulated import kubeconfig, store
-from kubernetes_mgmt_lab.kube_api.catalog import version_info
-from kubernetes_mgmt_lab.tls_server import TlsHTTPServer
+from kubernetes_mgmt_lab.emulated import kubeconfig
+from kubernetes_mgmt_lab.emulated.cluster_api import ClusterApi
+from kubernetes_mgmt_lab.kube_api import server as api_server
 
 MODULE = 'kubernetes_mgmt_lab.emulated.apiserver'
 START_TIMEOUT = 15.0
-
-
-def _status(code: int, reason: str, message: str) -> dict:
-    return {'kind': 'Status', 'apiVersion': 'v1', 'metadata': {},
-            'status': 'Failure', 'message': message, 'reason': reason,
-            'code': code}
-
-
-class Handler(BaseHTTPRequestHandler):
-    server_version = 'kube-apiserver-standin'
-    cluster_dir = ''
-    version = 'v0.0.0'
-    address = ''
-
-    def log_message(self, fmt: str, *args) -> None:
-        pass
-
-    def _send(self, code: int, body, ctype: str = 'application/json'):
-        data = body if isinstance(body, bytes) else (
-            json.dumps(body).encode() if not isinstance(body, str)
-            else body.encode())
-        self.send_response(code)
-        self.send_header('Content-Type', ctype)
-        self.send_header('Content-Length', str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _authorized(self) -> bool:
-        if self.connection.getpeercert():
-            return True     # TLS verified it was signed by the cluster CA
-        auth = self.headers.get('Authorization', '')
-        if not auth.startswith('Bearer '):
-            return False
-        from kubernetes_mgmt_lab.emulated import tokens
-        state = store.read(self.cluster_dir)
-        return tokens.bearer_valid(state, auth[len('Bearer '):].strip())
-
-    def do_GET(self) -> None:
-        path = self.path.split('?', 1)[0].rstrip('/') or '/'
-        if path in ('/healthz', '/readyz', '/livez'):
-            self._send(200, 'ok', 'text/plain')
-        elif path == '/version':
-            self._send(200, version_info(self.version))
-        elif not self._authorized():
-            self._send(401, _status(401, 'Unauthorized', 'Unauthorized'))
-        else:
-            from kubernetes_mgmt_lab.emulated import restapi
-            state = store.read(self.cluster_dir)
-            code, body = restapi.get(state, path, self.address)
-            self._send(code, body)
 
 
 def _watchdog(server: ThreadingHTTPServer, pidfile: str, cdir: str):
@@ -95,15 +44,15 @@ def _watchdog(server: ThreadingHTTPServer, pidfile: str, cdir: str):
 
 
 def serve(args: argparse.Namespace) -> None:
-    Handler.cluster_dir = args.cluster_dir
-    Handler.version = args.version
-    Handler.address = f'{args.address}:{args.port}'
+    backend = ClusterApi(args.cluster_dir, args.version,
+                         f'{args.address}:{args.port}')
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(args.cert, args.key)
     if args.client_ca:
         ctx.verify_mode = ssl.CERT_OPTIONAL
         ctx.load_verify_locations(args.client_ca)
-    server = TlsHTTPServer((args.address, args.port), Handler, ctx)
+    server = api_server.make_server(backend, ctx,
+                                    (args.address, args.port))
     tmp = f'{args.pidfile}.tmp'
     with open(tmp, 'w', encoding='utf-8') as f:
         f.write(str(os.getpid()))
@@ -148,12 +97,12 @@ def start(python: str, address: str, port: int, pki_dir: str,
                                 start_new_session=True)
     def serving() -> bool:
         if proc.poll() is not None:
-            raise RuntimeError(f'kube-apiserver stand-in exited: see {log}')
+            raise RuntimeError(f'kube-apiserver exited: see {log}')
         return running(pidfile) and \
             kubeconfig.reachable(address, port, 0.5) is None
 
     if not wait_until(serving, deadline=START_TIMEOUT, ceiling=0.1):
-        raise RuntimeError('kube-apiserver stand-in did not start in time')
+        raise RuntimeError('kube-apiserver did not start in time')
 
 
 def stop(pidfile: str, timeout: float = 10.0) -> None:
@@ -172,7 +121,7 @@ def stop(pidfile: str, timeout: float = 10.0) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog='kube-apiserver-standin')
+    parser = argparse.ArgumentParser(prog='kube-apiserver')
     for name in ('address', 'cert', 'key', 'pidfile', 'cluster-dir',
                  'version'):
         parser.add_argument(f'--{name}', required=True)

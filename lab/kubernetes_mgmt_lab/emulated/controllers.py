@@ -1,6 +1,17 @@
-"""The controllers ``cluster.reconcile`` runs besides scheduling: one
-default ServiceAccount per namespace, the token controller filling
-``kubernetes.io/service-account-token`` Secrets, and PV binding."""
+"""What a lab cluster adds to the API's own controllers
+(``kube_api.controllers``), as hooks of its store:
+
+- each kubelet's node status: Ready when the host's kubelet runs and a
+  pod network is installed (a CNI DaemonSet exists), NotReady without
+  one, Unknown when the kubelet stopped posting;
+- the service-account controller: a ``default`` ServiceAccount in every
+  namespace;
+- the token controller: it fills ``kubernetes.io/service-account-token``
+  Secrets.
+
+They read what the cluster's state keeps beside objects (hosts, which
+host runs which node, the CA) from the store's ``context``.
+"""
 from __future__ import annotations
 
 import base64
@@ -8,11 +19,23 @@ import json
 import secrets
 import time
 
-from kubernetes_mgmt_lab.emulated import cluster, objects
+from kubernetes_mgmt_lab.emulated import objects
+from kubernetes_mgmt_lab.kube_api import catalog
+from kubernetes_mgmt_lab.kube_api.store import Store, key_of
 
 SA_TOKEN_TYPE = 'kubernetes.io/service-account-token'  # noqa: S105
 SA_NAME_KEY = 'kubernetes.io/service-account.name'
 SA_UID_KEY = 'kubernetes.io/service-account.uid'
+# DaemonSets whose presence means a pod network (CNI) is installed.
+CNI_DAEMONSETS = ('calico-node', 'kube-flannel-ds', 'cilium', 'weave-net',
+                  'kube-router', 'canal')
+NOT_READY_NO_CNI = ('container runtime network not ready: '
+                    'NetworkReady=false reason:NetworkPluginNotReady '
+                    'message:Network plugin returns error: cni plugin '
+                    'not initialized')
+_NODE = catalog.by_kind('Node')
+_SECRET = catalog.by_kind('Secret')
+_SA = catalog.by_kind('ServiceAccount')
 
 
 def _b64(data: str | bytes) -> str:
@@ -25,8 +48,8 @@ def _b64url(data: bytes) -> str:
 
 
 def make_token(namespace: str, sa: str, uid: str) -> str:
-    """A JWT-shaped bearer token (signature is random: nothing checks
-    it except the stand-in API server's table of issued tokens)."""
+    """A JWT-shaped bearer token (its signature is random: the lab's API
+    server looks tokens up, it does not verify them)."""
     header = {'alg': 'RS256', 'kid': secrets.token_hex(8)}
     claims = {'iss': 'kubernetes/serviceaccount', 'iat': int(time.time()),
               'sub': f'system:serviceaccount:{namespace}:{sa}',
@@ -38,92 +61,85 @@ def make_token(namespace: str, sa: str, uid: str) -> str:
     return '.'.join(_b64url(p) for p in parts)
 
 
-def service_accounts(state: dict) -> None:
-    for ns in cluster.objects_of(state, 'Namespace'):
+def _cni_installed(store: Store) -> bool:
+    cluster = store.context.setdefault('cluster', {})
+    if not cluster.get('cni'):
+        for ds in store.of_kind('DaemonSet'):
+            if ds['metadata']['name'] in CNI_DAEMONSETS:
+                cluster['cni'] = ds['metadata']['name']
+    return bool(cluster.get('cni'))
+
+
+def ready_status(store: Store, node_name: str) -> tuple[str, str, str]:
+    host = (store.context.get('node_hosts') or {}).get(node_name)
+    record = (store.context.get('hosts') or {}).get(host) or {}
+    if not record.get('kubelet'):
+        return ('Unknown', 'NodeStatusUnknown',
+                'Kubelet stopped posting node status.')
+    if not _cni_installed(store):
+        return 'False', 'KubeletNotReady', NOT_READY_NO_CNI
+    return 'True', 'KubeletReady', 'kubelet is posting ready status'
+
+
+def _conditions(old: dict, status: str, reason: str, message: str
+                ) -> list[dict]:
+    posting = status != 'Unknown'
+    wanted = [(kind, 'False' if posting else 'Unknown',
+               f'KubeletHasNo{kind}' if posting else 'NodeStatusUnknown',
+               '' if posting else message)
+              for kind in ('MemoryPressure', 'DiskPressure', 'PIDPressure')]
+    wanted.append(('Ready', status, reason, message))
+    conditions = []
+    for kind, value, why, text in wanted:
+        prev = old.get(kind)
+        since = prev['lastTransitionTime'] if prev and \
+            prev['status'] == value else None
+        conditions.append(objects.condition(kind, value, why, text, since))
+    return conditions
+
+
+def node_status(store: Store) -> None:
+    for node in store.of_kind('Node'):
+        name = node['metadata']['name']
+        status, reason, message = ready_status(store, name)
+        old = {c['type']: c for c in node['status'].get('conditions', [])}
+        if old.get('Ready', {}).get('status') == status and \
+                old['Ready'].get('reason') == reason:
+            continue
+        node['status']['conditions'] = _conditions(old, status, reason,
+                                                   message)
+        store.touch(key_of(_NODE, None, name))
+
+
+def service_accounts(store: Store) -> None:
+    for ns in store.of_kind('Namespace'):
         name = ns['metadata']['name']
-        if cluster.find(state, 'ServiceAccount', 'default', name) is None:
-            cluster.put(state, objects.service_account('default', name))
+        if store.get(('ServiceAccount', name, 'default')) is None and \
+                not ns['metadata'].get('deletionTimestamp'):
+            store.put_new(_SA, {'metadata': {'name': 'default',
+                                             'namespace': name}})
 
 
-def token_secrets(state: dict) -> None:
-    ca_pem = state['cluster'].get('ca_pem', '')
-    for secret in cluster.objects_of(state, 'Secret'):
-        if secret.get('type') != SA_TOKEN_TYPE:
+def token_secrets(store: Store) -> None:
+    ca_pem = store.context.get('cluster', {}).get('ca_pem', '')
+    for secret in store.of_kind('Secret'):
+        if secret.get('type') != SA_TOKEN_TYPE or \
+                (secret.get('data') or {}).get('token'):
             continue
         meta = secret['metadata']
         annotations = meta.setdefault('annotations', {})
-        sa = cluster.find(state, 'ServiceAccount',
-                          annotations.get(SA_NAME_KEY, ''),
-                          meta.get('namespace'))
-        data = secret.setdefault('data', {}) or {}
-        secret['data'] = data
-        if sa is None or data.get('token'):
+        sa = store.get(('ServiceAccount', meta.get('namespace', ''),
+                        annotations.get(SA_NAME_KEY, '')))
+        if sa is None:
             continue
         annotations[SA_UID_KEY] = sa['metadata']['uid']
         token = make_token(meta['namespace'], sa['metadata']['name'],
                            sa['metadata']['uid'])
-        data.update(token=_b64(token), namespace=_b64(meta['namespace']),
-                    **{'ca.crt': _b64(ca_pem)})
+        secret['data'] = {**(secret.get('data') or {}),
+                          'token': _b64(token),
+                          'namespace': _b64(meta['namespace']),
+                          'ca.crt': _b64(ca_pem)}
+        store.touch(key_of(_SECRET, meta['namespace'], meta['name']))
 
 
-def _quantity(text: str) -> float:
-    units = {'Ki': 2**10, 'Mi': 2**20, 'Gi': 2**30, 'Ti': 2**40,
-             'K': 1e3, 'M': 1e6, 'G': 1e9, 'T': 1e12}
-    text = str(text)
-    for unit in sorted(units, key=len, reverse=True):
-        if text.endswith(unit):
-            return float(text[:-len(unit)]) * units[unit]
-    return float(text or 0)
-
-
-def _fits(pv: dict, pvc: dict) -> bool:
-    spec, want = pv.get('spec', {}), pvc.get('spec', {})
-    if want.get('volumeName'):
-        return want['volumeName'] == pv['metadata']['name']
-    if spec.get('storageClassName', '') != want.get('storageClassName', ''):
-        return False
-    if not set(want.get('accessModes', [])) <= \
-            set(spec.get('accessModes', [])):
-        return False
-    need = (want.get('resources') or {}).get('requests', {}).get(
-        'storage', '0')
-    return _quantity(spec.get('capacity', {}).get('storage', '0')) >= \
-        _quantity(need)
-
-
-def _bind(pv: dict, pvc: dict) -> None:
-    meta = pvc['metadata']
-    pv['spec']['claimRef'] = {
-        'apiVersion': 'v1', 'kind': 'PersistentVolumeClaim',
-        'name': meta['name'], 'namespace': meta['namespace'],
-        'uid': meta['uid']}
-    pv['status'] = {'phase': 'Bound'}
-    pvc['spec']['volumeName'] = pv['metadata']['name']
-    pvc['status'] = {'phase': 'Bound',
-                     'accessModes': pv['spec'].get('accessModes', []),
-                     'capacity': pv['spec'].get('capacity', {})}
-
-
-def bind_volumes(state: dict) -> None:
-    pvs = cluster.objects_of(state, 'PersistentVolume')
-    for pv in pvs:
-        ref = pv.setdefault('spec', {}).get('claimRef')
-        if ref and cluster.find(state, 'PersistentVolumeClaim',
-                                ref['name'], ref.get('namespace')) is None:
-            pv['status'] = {'phase': 'Released'}
-        elif not ref:
-            pv['status'] = {'phase': 'Available'}
-        else:
-            pv['status'] = {'phase': 'Bound'}
-    # A terminating PV goes once nothing binds it (pv-protection).
-    pvs[:] = [pv for pv in pvs if not (
-        pv['metadata'].get('deletionTimestamp') and
-        pv['status']['phase'] != 'Bound')]
-    for pvc in cluster.objects_of(state, 'PersistentVolumeClaim'):
-        if (pvc.get('status') or {}).get('phase') == 'Bound':
-            continue
-        pvc['status'] = {'phase': 'Pending'}
-        for pv in pvs:
-            if pv['status']['phase'] == 'Available' and _fits(pv, pvc):
-                _bind(pv, pvc)
-                break
+HOOKS = (node_status, service_accounts, token_secrets)

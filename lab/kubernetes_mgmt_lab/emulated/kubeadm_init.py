@@ -158,6 +158,8 @@ def _new_cluster_state(state: dict, s: kconf.InitSettings, version: str,
     for name in ('default', 'kube-system', 'kube-public',
                  'kube-node-lease'):
         cluster.put(state, objects.namespace(name))
+    for obj in objects.bootstrap_rbac():
+        cluster.put(state, obj)
 
 
 def _addons(state: dict, s: kconf.InitSettings, version: str,
@@ -167,7 +169,8 @@ def _addons(state: dict, s: kconf.InitSettings, version: str,
         cluster.put(state, objects.workload(
             'DaemonSet', 'kube-proxy', 'kube-system',
             f'registry.k8s.io/kube-proxy:{version}',
-            {'k8s-app': 'kube-proxy'}, host_network=True))
+            {'k8s-app': 'kube-proxy'}, host_network=True,
+            tolerations=[{'operator': 'Exists'}]))
     if not skipped & {'addon', 'addon/all', 'addon/coredns'}:
         cluster.put(state, objects.workload(
             'Deployment', 'coredns', 'kube-system',

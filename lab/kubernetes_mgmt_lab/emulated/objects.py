@@ -183,3 +183,24 @@ def workload(kind: str, name: str, namespace: str, image: str,
     return {'apiVersion': api, 'kind': kind,
             'metadata': new_meta(name, namespace), 'spec': spec,
             'status': {}}
+
+
+def _binding(name: str, group: str) -> dict:
+    return {'apiVersion': 'rbac.authorization.k8s.io/v1',
+            'kind': 'ClusterRoleBinding', 'metadata': new_meta(name),
+            'roleRef': {'apiGroup': 'rbac.authorization.k8s.io',
+                        'kind': 'ClusterRole', 'name': 'cluster-admin'},
+            'subjects': [{'apiGroup': 'rbac.authorization.k8s.io',
+                          'kind': 'Group', 'name': group}]}
+
+
+def bootstrap_rbac() -> list[dict]:
+    """The cluster-admin role and who holds it from the start: the
+    API server's system:masters, and kubeadm's admin.conf group."""
+    role = {'apiVersion': 'rbac.authorization.k8s.io/v1',
+            'kind': 'ClusterRole', 'metadata': new_meta('cluster-admin'),
+            'rules': [{'apiGroups': ['*'], 'resources': ['*'],
+                       'verbs': ['*']},
+                      {'nonResourceURLs': ['*'], 'verbs': ['*']}]}
+    return [role, _binding('cluster-admin', 'system:masters'),
+            _binding('kubeadm:cluster-admins', 'kubeadm:cluster-admins')]

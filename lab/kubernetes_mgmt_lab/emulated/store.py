@@ -9,7 +9,7 @@ import fcntl
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 STATE_FILE = 'state.json'
 # Emulated commands run as root and as the lab's login user alike; both
@@ -84,6 +84,15 @@ def mutate(cluster_dir: str) -> Iterator[dict]:
 
 
 @contextlib.contextmanager
+def exclusive(cluster_dir: str) -> Iterator[tuple[dict, Callable[[], None]]]:
+    """The state under an exclusive lock, and the function that saves it
+    (for a caller that saves only when something changed)."""
+    with _flock(cluster_dir, 'state.lock', fcntl.LOCK_EX):
+        state = load_json(_path(cluster_dir), None) or _empty()
+        yield state, lambda: save_json(_path(cluster_dir), state)
+
+
+@contextlib.contextmanager
 def locked_file(cluster_dir: str, name: str, default) -> Iterator:
     """Any other JSON file of the cluster dir (faults, config)."""
     with _flock(cluster_dir, f'{name}.lock', fcntl.LOCK_EX):
@@ -108,13 +117,17 @@ ARGV_LOG = 'argv.jsonl'
 def record_argv(cluster_dir: str, host: str, argv: list[str]) -> None:
     """Append the argv of a command being started, whatever it does (the
     events list keeps only mutating ones): tests check that no command
-    ever had a secret on its command line. One write per line, O_APPEND:
-    concurrent commands never interleave their lines."""
+    ever had a secret on its command line."""
     os.makedirs(cluster_dir, exist_ok=True)
-    line = json.dumps({'host': host, 'argv': list(argv),
-                       'time': time.time()}) + '\n'
-    fd = os.open(os.path.join(cluster_dir, ARGV_LOG),
-                 os.O_WRONLY | os.O_APPEND | os.O_CREAT, SHARED_FILE_MODE)
+    append_line(os.path.join(cluster_dir, ARGV_LOG),
+                json.dumps({'host': host, 'argv': list(argv),
+                            'time': time.time()}) + '\n')
+
+
+def append_line(path: str, line: str) -> None:
+    """One write, O_APPEND: concurrent writers never interleave lines."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                 SHARED_FILE_MODE)
     try:
         _share(fd)
         os.write(fd, line.encode())

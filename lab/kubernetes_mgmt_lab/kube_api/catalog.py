@@ -49,6 +49,7 @@ KINDS: tuple[ApiKind, ...] = (
     _core('Endpoints', 'endpoints'),
     _core('LimitRange', 'limitranges'),
     _core('ResourceQuota', 'resourcequotas'),
+    _core('Event', 'events'),
     _apps('Deployment', 'deployments', scale=True),
     _apps('StatefulSet', 'statefulsets', scale=True),
     _apps('ReplicaSet', 'replicasets', scale=True),
@@ -65,6 +66,8 @@ KINDS: tuple[ApiKind, ...] = (
     ApiKind('autoscaling', 'v2', 'HorizontalPodAutoscaler',
             'horizontalpodautoscalers'),
     ApiKind('storage.k8s.io', 'v1', 'StorageClass', 'storageclasses',
+            namespaced=False),
+    ApiKind('scheduling.k8s.io', 'v1', 'PriorityClass', 'priorityclasses',
             namespaced=False),
     ApiKind('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition',
             'customresourcedefinitions', namespaced=False),
@@ -85,7 +88,8 @@ SHORT_NAMES = {
     'StatefulSet': ['sts'], 'ReplicaSet': ['rs'], 'DaemonSet': ['ds'],
     'CronJob': ['cj'], 'NetworkPolicy': ['netpol'],
     'PodDisruptionBudget': ['pdb'], 'HorizontalPodAutoscaler': ['hpa'],
-    'StorageClass': ['sc'], 'CustomResourceDefinition': ['crd', 'crds']}
+    'StorageClass': ['sc'], 'CustomResourceDefinition': ['crd', 'crds'],
+    'Event': ['ev'], 'PriorityClass': ['pc']}
 
 # Pods' eviction subresource: kubectl drain evicts (and so honours
 # PodDisruptionBudgets) only when discovery lists it with its group.

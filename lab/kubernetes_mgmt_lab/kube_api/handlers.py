@@ -2,11 +2,11 @@
 delete, and the scale subresource."""
 from __future__ import annotations
 
+import base64
 import copy
 import itertools
 from dataclasses import dataclass
 
-from kubernetes_mgmt_lab.emulated.kubectl_apply import merge
 from kubernetes_mgmt_lab.kube_api import (
     controllers,
     eviction,
@@ -15,6 +15,7 @@ from kubernetes_mgmt_lab.kube_api import (
 )
 from kubernetes_mgmt_lab.kube_api.catalog import EVICTION, ApiKind
 from kubernetes_mgmt_lab.kube_api.controllers import Timing
+from kubernetes_mgmt_lab.kube_api.patching import merge, strategic_merge
 from kubernetes_mgmt_lab.kube_api.paths import Target
 from kubernetes_mgmt_lab.kube_api.status import (
     ApiError,
@@ -25,8 +26,8 @@ from kubernetes_mgmt_lab.kube_api.status import (
 from kubernetes_mgmt_lab.kube_api.store import Store, key_of
 
 _CLUSTER_IPS = itertools.count(10)
-_MERGE_TYPES = ('application/merge-patch+json',
-                'application/strategic-merge-patch+json')
+_MERGE_TYPES = {'application/merge-patch+json': merge,
+                'application/strategic-merge-patch+json': strategic_merge}
 
 
 @dataclass
@@ -165,15 +166,21 @@ def _evict(store: Store, req: Request, timing: Timing) -> tuple[int, dict]:
 
 
 def _prepare(api_kind: ApiKind, obj: dict) -> None:
-    spec = obj.setdefault('spec', {})
-    if api_kind.kind == 'Namespace':
+    if api_kind.kind == 'Secret':
+        # The API keeps stringData as base64 data, and never shows it.
+        data = obj.setdefault('data', {})
+        for name, text in (obj.pop('stringData', None) or {}).items():
+            data[name] = base64.b64encode(str(text).encode()).decode()
+        obj.setdefault('type', 'Opaque')
+    elif api_kind.kind == 'Namespace':
         obj['status'] = {'phase': 'Active'}
-    elif api_kind.kind == 'Service' and 'clusterIP' not in spec:
-        spec['clusterIP'] = f'10.96.0.{next(_CLUSTER_IPS) % 250}'
+    elif api_kind.kind == 'Service':
+        obj.setdefault('spec', {}).setdefault(
+            'clusterIP', f'10.96.0.{next(_CLUSTER_IPS) % 250}')
     elif api_kind.kind in controllers.WORKLOADS:
         obj['status'] = {}
         if api_kind.kind in ('Deployment', 'StatefulSet', 'ReplicaSet'):
-            spec.setdefault('replicas', 1)
+            obj.setdefault('spec', {}).setdefault('replicas', 1)
 
 
 def replace(store: Store, req: Request, timing: Timing) -> tuple[int, dict]:
@@ -196,16 +203,17 @@ def patch_object(store: Store, req: Request,
                  timing: Timing) -> tuple[int, dict]:
     target = req.target
     if req.content_type not in _MERGE_TYPES:
-        raise ApiError(415, f'the double applies merge patches only, not '
-                       f'{req.content_type or "(no content type)"}')
+        raise ApiError(415, f'the lab API applies merge patches only, '
+                       f'not {req.content_type or "(no content type)"}')
+    apply_patch = _MERGE_TYPES[req.content_type]
     current = _object(store, target)
     if target.subresource == 'scale':
-        changed = merge(_scale_view(current), req.body)
+        changed = apply_patch(_scale_view(current), req.body)
         return _set_replicas(store, req, current,
                              (changed.get('spec') or {}).get('replicas'),
                              timing)
     return _store_update(store, req, current,
-                         merge(copy.deepcopy(current), req.body),
+                         apply_patch(copy.deepcopy(current), req.body),
                          timing)
 
 

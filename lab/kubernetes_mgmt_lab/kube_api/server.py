@@ -26,8 +26,8 @@ from kubernetes_mgmt_lab.tls_server import TlsHTTPServer
 
 _VERBS = {'POST': 'create', 'PUT': 'update', 'PATCH': 'patch',
           'DELETE': 'delete'}
-# Open to anyone, as system:public-info-viewer makes them in a cluster
-# (load balancers' health checks carry no credentials).
+# Open to anyone, as system:public-info-viewer makes them (and /version)
+# in a cluster: load balancers' health checks carry no credentials.
 _HEALTH = ('/healthz', '/livez', '/readyz')
 _DISPATCH = {'GET': lambda store, req, timing: handlers.get(store, req),
              'POST': handlers.create, 'PUT': handlers.replace,
@@ -106,6 +106,10 @@ class _Handler(BaseHTTPRequestHandler):
         if method == 'GET' and url.path in _HEALTH:
             self._record(method, url.path, {}, None, 200, None)
             self._send_text(200, 'ok')
+            return
+        if method == 'GET' and url.path == '/version':
+            self._record(method, url.path, {}, None, 200, None)
+            self._send(200, catalog.version_info(self.backend.version))
             return
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         identity = body = None

@@ -1,0 +1,129 @@
+"""A lab cluster's API, as the kube-apiserver of each master serves it:
+the objects of the shared cluster state (``store``: the cluster's
+"etcd"), the callers its bearer tokens name, ``etcdctl`` run in the etcd
+pods, and an audit log of every request in the cluster directory.
+"""
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from kubernetes_mgmt_lab.emulated import cluster, controllers, store, tokens
+from kubernetes_mgmt_lab.emulated.host import HostInfo
+from kubernetes_mgmt_lab.emulated.runner import CommandError, Context
+from kubernetes_mgmt_lab.kube_api import persisted
+from kubernetes_mgmt_lab.kube_api.backend import RequestRecord
+from kubernetes_mgmt_lab.kube_api.exec_stream import Result
+from kubernetes_mgmt_lab.kube_api.rbac import Identity
+from kubernetes_mgmt_lab.kube_api.store import Store
+
+AUDIT_LOG = 'audit.jsonl'
+SA_GROUPS = ('system:serviceaccounts', 'system:authenticated')
+
+
+class _Captured(Context):
+    """A command context whose output is kept instead of printed."""
+
+    def __init__(self, host: HostInfo, argv: list[str]):
+        super().__init__(host=host, argv=argv)
+        self.stdout, self.stderr = io.StringIO(), io.StringIO()
+
+    def out(self, text: str = '') -> None:
+        self.stdout.write(text + '\n')
+
+    def err(self, text: str) -> None:
+        self.stderr.write(text + '\n')
+
+
+def _secret_identity(secret: dict) -> Identity | None:
+    annotations = secret['metadata'].get('annotations') or {}
+    account = annotations.get(controllers.SA_NAME_KEY)
+    namespace = secret['metadata'].get('namespace')
+    if secret.get('type') != controllers.SA_TOKEN_TYPE or not account:
+        return None
+    return Identity(
+        user=f'system:serviceaccount:{namespace}:{account}',
+        groups=(*SA_GROUPS, f'system:serviceaccounts:{namespace}'))
+
+
+@dataclass
+class ClusterApi:
+    """The backend of one master's API server (``kube_api.server``)."""
+
+    cluster_dir: str
+    version: str
+    apiserver_host: str = ''
+    timing = cluster.TIMING
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Store]:
+        with store.exclusive(self.cluster_dir) as (state, save):
+            api_store = persisted.load(state, list(controllers.HOOKS))
+            before = persisted.fingerprint(api_store)
+            yield api_store
+            if persisted.fingerprint(api_store) != before:
+                persisted.dump(api_store, state)
+                save()
+
+    def live_store(self) -> None:
+        return None
+
+    def authenticate(self, token: str) -> Identity | None:
+        state = store.read(self.cluster_dir)
+        for entry in tokens.live_tokens(state.get('cluster', {})):
+            if entry['token'] == token:
+                token_id = token.split('.', 1)[0]
+                return Identity(user=f'system:bootstrap:{token_id}',
+                                groups=tuple(entry.get('groups') or ()))
+        wanted = base64.b64encode(token.encode()).decode()
+        for secret in cluster.objects_of(state, 'Secret'):
+            if (secret.get('data') or {}).get('token') == wanted:
+                return _secret_identity(secret)
+        return None
+
+    def run_in_pod(self, namespace: str, pod: str, argv: list[str]
+                   ) -> Result:
+        """``etcdctl`` in an etcd pod talks to its node's member."""
+        found = cluster.find(store.read(self.cluster_dir), 'Pod', pod,
+                             namespace)
+        labels = (found or {}).get('metadata', {}).get('labels') or {}
+        if labels.get('component') != 'etcd' or argv[:1] != ['etcdctl']:
+            name = argv[0] if argv else '(none)'
+            return Result(126, stderr=f'{name}: the lab runs only etcdctl '
+                          'in etcd pods\n'.encode())
+        from kubernetes_mgmt_lab.emulated import etcdctl
+        host = HostInfo(name=found['spec'].get('nodeName', ''),
+                        ip=found['status'].get('hostIP', ''),
+                        cluster_dir=self.cluster_dir)
+        ctx = _Captured(host, argv)
+        try:
+            code = etcdctl.main(ctx, argv[1:], in_pod=True)
+        except CommandError as e:
+            ctx.err(e.message)
+            code = e.code
+        return Result(code, ctx.stdout.getvalue().encode(),
+                      ctx.stderr.getvalue().encode())
+
+    def record(self, record: RequestRecord) -> None:
+        """One line per request; bodies are left out (Secrets)."""
+        line = json.dumps({
+            'time': time.time(), 'apiserver': self.apiserver_host,
+            'method': record.method, 'path': record.path,
+            'query': record.query, 'user': record.user,
+            'code': record.code}) + '\n'
+        store.append_line(os.path.join(self.cluster_dir, AUDIT_LOG), line)
+
+
+def read_audit_log(cluster_dir: str) -> list[dict]:
+    try:
+        with open(os.path.join(cluster_dir, AUDIT_LOG),
+                  encoding='utf-8') as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        return []
