@@ -62,11 +62,12 @@ def _kubeconfig(tmp_path, api: KubeApiDouble, token: str) -> str:
 
 @pytest.fixture
 def kubectl(kubectl_path, api, tmp_path):
-    def call(*args: str, who: str = 'admin') -> subprocess.CompletedProcess:
+    def call(*args: str, who: str = 'admin', input: str | None = None
+             ) -> subprocess.CompletedProcess:
         config = _kubeconfig(tmp_path, api, f'{who}-token')
         return subprocess.run(
             [kubectl_path, '--kubeconfig', config,
-             *args], capture_output=True, text=True, timeout=60,
+             *args], capture_output=True, text=True, timeout=60, input=input,
             check=False, env={'HOME': str(tmp_path), 'PATH': '/usr/bin:/bin'})
     return call
 
@@ -238,6 +239,25 @@ def test_apply_creates_then_updates_with_strict_validation(kubectl, api,
     writes = [r for r in api.requests if r.method in ('POST', 'PATCH')]
     assert [r.query.get('fieldValidation') for r in writes] == [
         'Strict', 'Strict']
+
+
+def test_apply_of_a_list_is_validated_and_applied_item_by_item(kubectl,
+                                                               api):
+    """What the driver sends for NFS volumes: one List of PVs on stdin
+    (kubectl checks a List against the OpenAPI v2 document)."""
+    listing = {'apiVersion': 'v1', 'kind': 'List', 'items': [
+        {'apiVersion': 'v1', 'kind': 'PersistentVolume',
+         'metadata': {'name': f'pv-{n}'},
+         'spec': {'capacity': {'storage': '1Gi'}, 'storageClassName': '',
+                  'accessModes': ['ReadWriteMany'],
+                  'nfs': {'server': '10.0.0.9', 'path': f'/srv/{n}'}}}
+        for n in (1, 2)]}
+    out = _ok(kubectl('apply', '-f', '-', input=json.dumps(listing)))
+    assert out.split('\n')[:2] == ['persistentvolume/pv-1 created',
+                                   'persistentvolume/pv-2 created']
+    assert api.names('PersistentVolume') == ['pv-1', 'pv-2']
+    assert all(pv['status']['phase'] == 'Available'
+               for pv in api.objects('PersistentVolume'))
 
 
 @pytest.fixture

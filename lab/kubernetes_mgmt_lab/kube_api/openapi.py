@@ -7,6 +7,11 @@ a ``fieldValidation`` query parameter. Without these documents kubectl
 refuses to send anything. The documents carry no schemas: the server
 accepts every field, and kubectl then builds its patches from the types
 compiled into it.
+
+kubectl validates a ``List`` (which no v3 document describes) against
+the OpenAPI v2 document instead, a protobuf it must be able to fetch;
+kinds that document does not describe are not checked. The v2 document
+served is the empty one: no definitions.
 """
 from __future__ import annotations
 
@@ -17,6 +22,10 @@ from kubernetes_mgmt_lab.kube_api import catalog
 from kubernetes_mgmt_lab.kube_api.catalog import ApiKind
 
 ROOT = '/openapi/v3'
+V2 = '/openapi/v2'
+V2_CONTENT_TYPE = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf'
+# A protobuf message with no field set is zero bytes long.
+V2_DOCUMENT = b''
 
 
 def _path_of(group_version: str) -> str:

@@ -116,6 +116,11 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = self._read_body()
             identity = self._identify()
+            if method == 'GET' and url.path == openapi.V2:
+                self._record(method, url.path, query, identity, 200, None)
+                self._send_bytes(200, openapi.V2_DOCUMENT,
+                                 openapi.V2_CONTENT_TYPE)
+                return
             target = self._authorize(method, url.path, query, identity)
             if isinstance(target, dict):        # a discovery document
                 code, reply = 200, target
