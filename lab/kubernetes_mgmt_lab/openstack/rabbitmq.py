@@ -156,11 +156,11 @@ def has_consumer(root: Root, queue: str) -> bool:
 
 def stop(pid: int | None, epmd: int | None) -> None:
     processes.stop(pid)
-    if epmd and processes.alive(epmd) and not _epmd_names():
+    if epmd and processes.alive(epmd) and not epmd_names():
         processes.stop(epmd, grace=2.0)
 
 
-def _epmd_names() -> list[str]:
+def epmd_names() -> list[str]:
     proc = run(['epmd', '-names'], check=False)
     return [line for line in proc.stdout.splitlines()
             if line.startswith('name ')]
