@@ -12,7 +12,7 @@ SCRIPTS_TARGET = os.path.join('kubernetes_mgmt', 'data', 'scripts')
 # kubernetes_mgmt.vnf_package.layout.samples_root() finds them here, so
 # `kubernetes-mgmt package build` works from a wheel.
 SAMPLES_TARGET = os.path.join('kubernetes_mgmt', 'data', 'samples')
-SAMPLE_TREES = ('vnf_package', 'requests')
+SAMPLE_TREES = ('vnf_package', 'requests', 'cnf_package', 'cnf_requests')
 
 
 class BuildWithScripts(build_py):

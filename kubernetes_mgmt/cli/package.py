@@ -35,9 +35,9 @@ def _register_build(sub: Any) -> None:
                     'the plugin, the installed driver module and scripts, '
                     'the ETSI SOL001 type files and a VM image, with the '
                     'SHA-256 of every artifact in TOSCA.meta.')
-    build.add_argument('-o', '--output', type=Path,
-                       default=Path(layout.DEFAULT_OUTPUT), metavar='FILE',
-                       help='CSAR to write (default: %(default)s)')
+    build.add_argument('-o', '--output', type=Path, metavar='FILE',
+                       help=f'CSAR to write (default: {layout.DEFAULT_OUTPUT}'
+                            f', with --cnf {layout.CNF_OUTPUT})')
     build.add_argument('--image', type=Path, metavar='PATH',
                        help='VM image for the masters and workers (an '
                             'Ubuntu cloud image); without it a placeholder '
@@ -47,7 +47,14 @@ def _register_build(sub: Any) -> None:
                             'sample (TOSCA-Metadata/, Definitions/, '
                             'BaseHOT/, UserData/, Files/): your own '
                             'templates (default: the sample shipped with '
-                            'the plugin)')
+                            'the plugin); a source without BaseHOT/ is a CNF '
+                            'package')
+    build.add_argument('--cnf', action='store_true',
+                       help='build the sample CNF package (a Deployment, '
+                            'its Service and ConfigMap for the '
+                            'kubernetes-namespaced infra driver, and the '
+                            'Role README\'s least-privilege section '
+                            'describes) instead of the cluster package')
     build.add_argument('--sol001-dir', type=Path, metavar='DIR',
                        help='directory with etsi_nfv_sol001_common_types.'
                             'yaml and etsi_nfv_sol001_vnfd_types.yaml '
@@ -64,7 +71,11 @@ def _register_verify(sub: Any) -> None:
                     'Scripts/kubernetes_mgmt.py is the installed driver '
                     'module, that the user data class imports, and that '
                     'the PV manifests the requests register are NFS '
-                    'PersistentVolumes on exported directories. Exit '
+                    'PersistentVolumes on exported directories. A CNF '
+                    'package (no BaseHOT, no Mgmt Driver) is checked '
+                    'against the CNF request samples instead: their '
+                    'lcm-kubernetes-def-files and namespace as the '
+                    'kubernetes-namespaced driver would check them. Exit '
                     'status 0: fine, 1: problems, 2: unreadable.')
     verify.add_argument('file', type=Path, metavar='FILE',
                         help='the CSAR (zip) to check')
@@ -81,8 +92,11 @@ def _build(args: argparse.Namespace) -> int:
         BuildOptions,
         build,
     )
-    options = BuildOptions(output=args.output, image=args.image,
-                           sol001_dir=args.sol001_dir, source=args.source)
+    output = args.output or Path(layout.CNF_OUTPUT if args.cnf
+                                 else layout.DEFAULT_OUTPUT)
+    options = BuildOptions(output=output, image=args.image,
+                           sol001_dir=args.sol001_dir, source=args.source,
+                           cnf=args.cnf)
     try:
         report = build(options)
     except BuildError as exc:

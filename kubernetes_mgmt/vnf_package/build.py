@@ -1,10 +1,12 @@
 """``kubernetes-mgmt package build``: assemble the CSAR.
 
-The package gets the INSTALLED driver module as ``Scripts/kubernetes_mgmt.py``
-(byte for byte: Tacker refuses every hook when its hash differs), the node
-scripts of the installed plugin, the SOL001 type files of the Tacker
-distribution and the VM image; TOSCA.meta lists the SHA-256 of every file
-outside ``Definitions/``.
+A cluster package gets the INSTALLED driver module as
+``Scripts/kubernetes_mgmt.py`` (byte for byte: Tacker refuses every hook
+when its hash differs), the node scripts of the installed plugin, the
+SOL001 type files of the Tacker distribution and the VM image. A CNF
+package (a source without BaseHOT: no VMs) gets its own files and the
+SOL001 types only. TOSCA.meta lists the SHA-256 of every file outside
+``Definitions/``.
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ class BuildOptions:
     # A package source laid out as the sample (Definitions/, BaseHOT/,
     # ...), e.g. an operator's own templates; default: the sample.
     source: Path | None = None
+    cnf: bool = False           # the sample CNF package instead
 
 
 @dataclass
@@ -43,20 +46,28 @@ class BuildReport:
     output: Path
     sample_dir: Path
     sol001_origin: str
-    driver_file: Path
-    image: images.Image
+    driver_file: Path | None            # None: a CNF package
+    image: images.Image | None
     scripts: list[str] = field(default_factory=list)
     artifacts: int = 0
     files: int = 0
 
     def lines(self) -> list[str]:
         size = self.output.stat().st_size
-        img = self.image
         found = [
             f'VNF package written: {self.output} ({size} bytes, '
             f'{self.files} files)',
             f'  sample:        {self.sample_dir}',
             f'  SOL001 types:  {self.sol001_origin}',
+        ]
+        if self.image is None:
+            return [*found,
+                    '  CNF package:   no VMs, no Mgmt Driver; Tacker\'s '
+                    'Kubernetes infra driver deploys its Files/kubernetes',
+                    f'  TOSCA.meta:    {ALGORITHM} of {self.artifacts} '
+                    'artifacts']
+        img = self.image
+        found += [
             f'  driver:        {layout.DRIVER_FILE} = {self.driver_file} '
             f'(plugin {layout.plugin_version()})',
             *(f'  script:        {name}' for name in self.scripts),
@@ -74,21 +85,27 @@ class BuildReport:
 
 def build(options: BuildOptions) -> BuildReport:
     output = _output_path(options.output)
-    sample = _sample_dir(options.source)
+    sample = _sample_dir(options.source, options.cnf)
+    cnf = layout.is_cnf_source(sample)
+    if cnf and options.image:
+        raise BuildError(f'{sample} is a CNF package source (no '
+                         f'{layout.BASE_HOT}): it takes no --image')
     try:
         types = sol001.locate(options.sol001_dir, options.cache_dir)
-        image = (images.from_file(options.image) if options.image
-                 else images.placeholder())
+        image = None if cnf else (images.from_file(options.image)
+                                  if options.image else images.placeholder())
         members = _Members()
         _add_sample(members, sample, image)
     except (sol001.Sol001Error, images.ImageError) as exc:
         raise BuildError(str(exc)) from None
     _add_sol001(members, types)
-    driver = layout.installed_driver_file()
-    members.add(Member(layout.DRIVER_FILE, data=driver.read_bytes()))
-    scripts = _add_scripts(members)
-    members.add(Member(image.member_name, data=image.data,
-                       source=image.source, compress=image.placeholder))
+    driver, scripts = None, []
+    if image is not None:
+        driver = layout.installed_driver_file()
+        members.add(Member(layout.DRIVER_FILE, data=driver.read_bytes()))
+        scripts = _add_scripts(members)
+        members.add(Member(image.member_name, data=image.data,
+                           source=image.source, compress=image.placeholder))
     tosca_meta = _tosca_meta(sample, members, image)
     zipfmt.write(output, [Member(layout.TOSCA_META, data=tosca_meta.encode()),
                           *members.ordered()])
@@ -130,7 +147,10 @@ def _output_path(output: Path) -> Path:
     return output
 
 
-def _sample_dir(source: Path | None = None) -> Path:
+def _sample_dir(source: Path | None = None, cnf: bool = False) -> Path:
+    if source is not None and cnf:
+        raise BuildError('--source and --cnf exclude each other: --cnf '
+                         'builds the sample CNF package')
     if source is not None:
         meta = source / layout.TOSCA_META
         if not meta.is_file():
@@ -138,18 +158,20 @@ def _sample_dir(source: Path | None = None) -> Path:
                              f'no {layout.TOSCA_META}')
         return source
     try:
-        return layout.sample_package_dir()
+        return layout.cnf_package_dir() if cnf \
+            else layout.sample_package_dir()
     except FileNotFoundError as exc:
         raise BuildError(str(exc)) from None
 
 
-def _add_sample(members: _Members, sample: Path, image: images.Image) -> None:
+def _add_sample(members: _Members, sample: Path,
+                image: images.Image | None) -> None:
     for name in layout.tree_files(sample):
         if name == layout.TOSCA_META:
             continue            # rendered with the hashes below
         path = sample / name
         data = path.read_bytes()
-        if name.startswith(f'{layout.DEFINITIONS}/'):
+        if image is not None and name.startswith(f'{layout.DEFINITIONS}/'):
             data = images.fill(data.decode('utf-8'), image).encode('utf-8')
         members.add(Member(name, data=data,
                            executable=bool(path.stat().st_mode & 0o111)))
@@ -171,7 +193,7 @@ def _add_scripts(members: _Members) -> list[str]:
 
 
 def _tosca_meta(sample: Path, members: _Members,
-                image: images.Image) -> str:
+                image: images.Image | None) -> str:
     text = (sample / layout.TOSCA_META).read_text(encoding='utf-8')
     try:
         header = meta.parse(text).header
@@ -185,7 +207,7 @@ def _tosca_meta(sample: Path, members: _Members,
                          f'{entry!r}, which is not in the sample')
     artifacts = [meta.Artifact(
         name=name, algorithm=ALGORITHM,
-        hash=(image.sha256 if name == image.member_name
+        hash=(image.sha256 if image and name == image.member_name
               else sha256(members.by_name[name].data or b'').hexdigest()),
         content_type=_content_type(name))
         for name in members.artifact_names()]

@@ -18,6 +18,7 @@ DRIVER_NAME = 'mgmt-drivers-kubernetes'
 DRIVER_MODULE = 'kubernetes_mgmt.kubernetes_mgmt'
 DISTRIBUTION = 'tacker-kubernetes-mgmt'
 DEFAULT_OUTPUT = 'kubernetes_mgmt_vnf_package.zip'
+CNF_OUTPUT = 'kubernetes_mgmt_cnf_package.zip'
 
 _PACKAGE = Path(kubernetes_mgmt.__file__).resolve().parent
 # Files and directories of a sample tree that never go into a CSAR
@@ -49,6 +50,21 @@ def sample_package_dir() -> Path:
 
 def request_samples_dir() -> Path:
     return samples_root() / 'requests'
+
+
+def cnf_package_dir() -> Path:
+    """The sample CNF package: objects for the kubernetes-namespaced
+    infra driver, no VMs, no Mgmt Driver."""
+    return samples_root() / 'cnf_package'
+
+
+def cnf_request_samples_dir() -> Path:
+    return samples_root() / 'cnf_requests'
+
+
+def is_cnf_source(source: Path) -> bool:
+    """A package source without BaseHOT makes no VMs: a CNF package."""
+    return not (source / BASE_HOT).is_dir()
 
 
 def installed_driver_file() -> Path:

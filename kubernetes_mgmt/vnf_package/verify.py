@@ -10,6 +10,11 @@ otherwise), that the user data class imports,
 that each PV manifest a request registers is one NFS PersistentVolume on a
 path the request exports, and, where ``kubernetes-validate`` is installed,
 the Kubernetes manifests.
+
+A CNF package (no BaseHOT and no Mgmt Driver: Tacker's Kubernetes infra
+driver deploys it) is checked against the CNF request samples instead:
+the files and namespace each names, as the kubernetes-namespaced driver
+checks them before it calls the cluster.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ from pathlib import Path
 from kubernetes_mgmt.cluster import script as install_script
 from kubernetes_mgmt.vnf_package import (
     basehot,
+    cnf_check,
     layout,
     manifests,
     meta,
@@ -47,12 +53,15 @@ class VerifyResult:
     scripts: list[str] = field(default_factory=list)  # of our contract
     tacker_stubbed: bool = False
     manifests: int | None = None    # None: validator not installed
+    cnf: bool = False               # no VMs, no Mgmt Driver
 
     def add(self, problems: Iterable[str]) -> None:
         # One line per problem, whatever an exception message contained.
         self.problems.extend(' '.join(p.split()) for p in problems)
 
     def summary(self) -> list[str]:
+        if self.cnf:
+            return self._cnf_summary()
         lines = [
             f'{self.path}: OK ({self.files} files, built by '
             f'{self.created_by or "an unknown tool"})',
@@ -67,18 +76,31 @@ class VerifyResult:
             + (' (with stand-ins for Tacker, which is not installed)'
                if self.tacker_stubbed else ''),
         ]
+        return [*lines, self._manifests_line()]
+
+
+    def _cnf_summary(self) -> list[str]:
+        return [
+            f'{self.path}: OK, a CNF package ({self.files} files, built by '
+            f'{self.created_by or "an unknown tool"})',
+            f'  hashes:     {self.artifacts} artifacts match TOSCA.meta',
+            f'  flavours:   {", ".join(self.flavours)} (VNFD)',
+            f'  requests:   {", ".join(self.requests) or "none"} (their '
+            'lcm-kubernetes-def-files and namespace, as the '
+            'kubernetes-namespaced driver checks them)',
+            self._manifests_line()]
+
+    def _manifests_line(self) -> str:
         if self.manifests is None:
-            lines.append('  manifests:  not checked (pip install '
-                         'kubernetes-validate to check them)')
-        else:
-            lines.append(f'  manifests:  {self.manifests} Kubernetes '
-                         'manifest file(s) match the API schema')
-        return lines
+            return ('  manifests:  not checked (pip install '
+                    'kubernetes-validate to check them)')
+        return (f'  manifests:  {self.manifests} Kubernetes manifest '
+                'file(s) match the API schema')
 
 
 def verify(path: Path, extra_requests: Iterable[Path] = ()) -> VerifyResult:
     """Check the CSAR at ``path``; Unreadable if it cannot be opened."""
-    requests = _read_requests(extra_requests)
+    extra_requests = list(extra_requests)
     result = VerifyResult(Path(path))
     with Csar(Path(path)) as csar:
         result.files = len(csar.names)
@@ -90,6 +112,15 @@ def verify(path: Path, extra_requests: Iterable[Path] = ()) -> VerifyResult:
         facts = vnfd.inspect(csar, tosca_meta.entry_definitions)
         result.add(facts.problems)
         result.flavours = facts.flavours
+        result.cnf = not facts.driver_files and not any(
+            name.startswith(f'{layout.BASE_HOT}/') for name in csar.names)
+        if result.cnf:
+            _check_cnf(csar, extra_requests, result)
+            _check_manifests(csar, result)
+            return result
+        if not facts.driver_files:
+            result.add([vnfd.no_driver_problem()])
+        requests = _read_requests(extra_requests)
         for flavour in facts.flavours:
             result.add(basehot.inspect(csar, flavour).problems)
         _check_images(csar, facts, result)
@@ -97,6 +128,18 @@ def verify(path: Path, extra_requests: Iterable[Path] = ()) -> VerifyResult:
         _check_requests(csar, requests, facts.flavours, result)
         _check_manifests(csar, result)
     return result
+
+
+def _check_cnf(csar: Csar, extra: list[Path], result: VerifyResult) -> None:
+    try:
+        paths = request_refs.instantiate_requests(
+            layout.cnf_request_samples_dir()) + [Path(p) for p in extra]
+        for request in paths:
+            request_refs.read(request)      # readable JSON objects
+    except request_refs.RequestUnreadable as exc:
+        raise Unreadable(str(exc)) from None
+    result.requests, problems = cnf_check.check(csar, paths)
+    result.add(problems)
 
 
 def _read_requests(extra: Iterable[Path]) -> list[request_refs.RequestRefs]:

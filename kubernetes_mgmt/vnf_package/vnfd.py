@@ -55,11 +55,13 @@ def inspect(csar: Csar, entry: str) -> VnfdFacts:
     if not facts.flavours:
         facts.problems.append('the VNFD defines no deployment flavour '
                               '(substitution_mappings.properties.flavour_id)')
-    if not facts.driver_files:
-        facts.problems.append(
-            f'no flavour names the {layout.DRIVER_NAME} artifact (type '
-            f'{PYTHON_ARTIFACT}): Tacker would never call this driver')
     return facts
+
+
+def no_driver_problem() -> str:
+    """What a cluster package (one with VMs) lacking the driver is told."""
+    return (f'no flavour names the {layout.DRIVER_NAME} artifact (type '
+            f'{PYTHON_ARTIFACT}): Tacker would never call this driver')
 
 
 def _load(csar: Csar, name: str, referrer: str,

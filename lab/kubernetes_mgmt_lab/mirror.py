@@ -4,8 +4,8 @@ The lab has no internet, so the install script gets its apt signing key
 and the CNI manifest from here, as it would from a mirror on a real
 site. The emulated ``apt-get`` verifies nothing, so the key is random
 bytes in ASCII armour (``gpg --dearmor`` still accepts it); the CNI
-manifests are small stand-ins whose DaemonSet names the emulated kubectl
-recognises as a pod network.
+manifests are small stand-ins whose DaemonSet names the lab's kubelet
+stand-in recognises as a pod network.
 
 Run as ``python -m kubernetes_mgmt_lab.mirror --dir D --listen IP:PORT``;
 ``mirrorproc`` starts and stops it.
@@ -28,8 +28,8 @@ FLANNEL_PATH = 'cni/flannel.yaml'
 
 CALICO_MANIFEST = """\
 # Lab stand-in for Calico's calico.yaml (v3.28.0), served by the lab's
-# site mirror. Not a pod network: the lab's emulated kubectl counts a
-# DaemonSet named calico-node as an installed CNI.
+# site mirror. Not a pod network: the lab's kubelets count a DaemonSet
+# named calico-node as an installed CNI.
 apiVersion: v1
 kind: ServiceAccount
 metadata:
@@ -65,8 +65,8 @@ spec:
 
 FLANNEL_MANIFEST = """\
 # Lab stand-in for Flannel's kube-flannel.yml (v0.25.5), served by the
-# lab's site mirror. Not a pod network: the lab's emulated kubectl counts
-# a DaemonSet named kube-flannel-ds as an installed CNI.
+# lab's site mirror. Not a pod network: the lab's kubelets count a
+# DaemonSet named kube-flannel-ds as an installed CNI.
 apiVersion: v1
 kind: Namespace
 metadata:

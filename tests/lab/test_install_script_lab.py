@@ -56,7 +56,7 @@ IMAGE_REPOSITORY = 'mirror.example:5000/k8s'
 PAUSE_TAG = ADDON_TAGS[int(K8S.split('.')[1])][1]    # kubeadm's, for 1.37
 
 CALICO = """\
-# Stand-in for Calico's calico.yaml: the emulated kubectl counts a
+# Stand-in for Calico's calico.yaml: the lab's kubelets count a
 # DaemonSet named calico-node as a pod network.
 apiVersion: apps/v1
 kind: DaemonSet

@@ -10,6 +10,7 @@ it shares this session's services and runs before this module, whose
 last test stops them."""
 from __future__ import annotations
 
+import base64
 import ipaddress
 import json
 import os
@@ -24,7 +25,7 @@ import yaml
 from kubernetes_mgmt.cli import main
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt_lab import net, procs
-from kubernetes_mgmt_lab.emulated import apiserver, pki, store
+from kubernetes_mgmt_lab.emulated import apiserver, objects, pki, store
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.manager import Lab
 from kubernetes_mgmt_lab.openstack import (
@@ -142,11 +143,32 @@ def test_operator_stores_reads_and_deletes_a_secret(tacker_site):
     assert proc.returncode != 0 and 'Not Found' in proc.stderr
 
 
+def _token_secret(account: str, namespace: str, token: str) -> dict:
+    """A service account's token Secret, as the token controller fills
+    it."""
+    return {'apiVersion': 'v1', 'kind': 'Secret',
+            'type': 'kubernetes.io/service-account-token',
+            'metadata': {'name': f'{account}-token', 'namespace': namespace,
+                         'annotations': {
+                             'kubernetes.io/service-account.name': account}},
+            'data': {'token': base64.b64encode(token.encode()).decode()}}
+
+
+def _admin_binding(account: str, namespace: str) -> dict:
+    return {'apiVersion': 'rbac.authorization.k8s.io/v1',
+            'kind': 'ClusterRoleBinding',
+            'metadata': {'name': f'{account}-admin'},
+            'roleRef': {'apiGroup': 'rbac.authorization.k8s.io',
+                        'kind': 'ClusterRole', 'name': 'cluster-admin'},
+            'subjects': [{'kind': 'ServiceAccount', 'name': account,
+                          'namespace': namespace}]}
+
+
 @pytest.fixture
 def kube_api(tmp_path):
-    """The lab's stand-in kube-apiserver on the services' host, TLS with
-    its own CA, answering one bearer token: what Tacker validates a
-    Kubernetes VIM against before storing it."""
+    """A lab cluster's kube-apiserver on the services' host, TLS with its
+    own CA, knowing one service account's token, bound to cluster-admin:
+    what Tacker validates a Kubernetes VIM against before storing it."""
     pki_dir, cluster = tmp_path / 'pki', str(tmp_path / 'cluster')
     ca, ca_key = pki.make_ca('kubernetes')
     cert, key = pki.issue(ca, ca_key, 'kube-apiserver', ips=(HOST,))
@@ -155,10 +177,12 @@ def kube_api(tmp_path):
     pki.write(str(pki_dir / 'apiserver.key'), key, private=True)
     token = secrets.token_urlsafe(24)
     with store.mutate(cluster) as state:
-        state['cluster']['issued_tokens'] = [token]
-        state['objects']['Namespace'] = [{
-            'apiVersion': 'v1', 'kind': 'Namespace',
-            'metadata': {'name': 'default'}}]
+        for obj in (objects.namespace('default'),
+                    objects.service_account('tacker', 'default'),
+                    _token_secret('tacker', 'default', token),
+                    *objects.bootstrap_rbac(),
+                    _admin_binding('tacker', 'default')):
+            state['objects'].setdefault(obj['kind'], []).append(obj)
     port = net.free_port(HOST, 0)
     pidfile = str(tmp_path / 'apiserver.pid')
     apiserver.start(sys.executable, HOST, port, str(pki_dir), pidfile,

@@ -144,3 +144,46 @@ def test_tacker_sizes_each_flavour_for_instantiate(vnfd_in_db, tacker_context,
             storage['storage_server_volume']]
     else:
         assert storage == {}
+
+
+# -- the sample CNF package ----------------------------------------------
+
+@pytest.fixture(scope='module')
+def cnf_onboarded(tmp_path_factory, csar_path, tacker_context):
+    """The sample CNF package, built and verified by the real command,
+    then loaded by Tacker as on upload."""
+    import subprocess
+    import sys
+
+    from tacker.common import csar_utils
+
+    out = tmp_path_factory.mktemp('cnf') / 'cnf.zip'
+    for argv in (['build', '--cnf', '-o', str(out)], ['verify', str(out)]):
+        done = subprocess.run(
+            [sys.executable, '-m', 'kubernetes_mgmt.cli', 'package', *argv],
+            capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+    package_uuid = str(uuid.uuid4())
+    vnf_data, flavours, artifacts = csar_utils.load_csar_data(
+        tacker_context.elevated(), package_uuid, str(out))
+    return vnf_data, {f['flavour_id']: f for f in flavours}, artifacts, \
+        csar_path / package_uuid
+
+
+def test_tacker_loads_the_cnf_package(cnf_onboarded):
+    vnf_data, flavours, artifacts, root = cnf_onboarded
+    assert vnf_data['product_name'] == 'Web CNF'
+    assert set(flavours) == {'simple'}
+    nodes = _topology(flavours['simple'])['node_templates']
+    vdus = {name: node['properties']['name'] for name, node in nodes.items()
+            if node['type'] == 'tosca.nodes.nfv.Vdu.Compute'}
+    assert vdus == {'VDU1': 'web'}
+    aspects = [d['properties']['aspects'] for _, d in _policies(
+        flavours['simple'], 'tosca.policies.nfv.ScalingAspects')]
+    assert [set(a) for a in aspects] == [{'web_aspect'}]
+    sources = {a['Source'] for a in artifacts}
+    assert sources == {'Files/kubernetes/web.yaml',
+                       'Files/kubernetes/tacker-cnf-access.yaml'}
+    for artifact in artifacts:
+        data = (root / artifact['Source']).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == artifact['Hash']

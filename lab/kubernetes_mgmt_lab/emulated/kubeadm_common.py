@@ -1,5 +1,5 @@
 """What kubeadm's sub-commands share: the node's files, preflight
-checks, versions and the stand-in API server of this host."""
+checks, versions and the kube-apiserver of this host."""
 from __future__ import annotations
 
 import ipaddress
