@@ -91,3 +91,12 @@ def read_in_vm(root: Root, vnfc: Vnfc, path: str) -> str | None:
             return f.read()
     except FileNotFoundError:
         return None
+
+
+def run_in_vm(root: Root, vnfc: Vnfc, argv: list[str],
+              input: str | None = None):
+    """Run ``argv`` as root in the VNFC's lab VM (-> CompletedProcess)."""
+    from kubernetes_mgmt_lab.manager import Lab
+
+    return Lab.load(cloud.lab_root(root, vnfc.lab)).run_in_host(
+        vnfc.lab_host, argv, input=input)

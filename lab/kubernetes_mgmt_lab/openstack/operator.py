@@ -88,6 +88,19 @@ class Operator:
         return self.run('vim', 'register', '--config-file', path,
                         '--is-default', VIM_NAME)['id']
 
+    def register_kubernetes_vim(self, name: str, auth_url: str,
+                                token: str, ca_pem: str,
+                                namespace: str) -> str:
+        """A Kubernetes VIM with a bearer token (README, "CNF infra
+        driver"); the token only ever lives in an owner-only file."""
+        path = self.root.of(f'vim-{name}.yaml')
+        _private_json(path, {'auth_url': auth_url, 'bearer_token': token,
+                             'ssl_ca_cert': ca_pem,
+                             'project_name': namespace,
+                             'type': 'kubernetes'})
+        return self.run('vim', 'register', '--config-file', path,
+                        name)['id']
+
     def onboard(self, csar: str) -> tuple[str, str]:
         """``vnf package create`` + ``upload``: (package id, VNFD id)."""
         package_id = self.run('vnf', 'package', 'create')['ID']

@@ -56,7 +56,11 @@ def configure(root: Root, port: int, keystone_url: str, password: str,
                         VENV.path, 'etc', 'tacker', 'api-paste.ini'),
                     'default_log_levels': LOG_LEVELS},
         'database': {'connection': database_url},
-        'tacker': {'vnflcm_mgmt_driver': MGMT_DRIVERS},
+        # README, "CNF infra driver": the plugin's kubernetes-namespaced
+        # driver serves Kubernetes VIMs (v1 scale reads infra_driver).
+        'tacker': {'vnflcm_mgmt_driver': MGMT_DRIVERS,
+                   'vnflcm_infra_driver': 'openstack,kubernetes-namespaced',
+                   'infra_driver': 'noop,openstack,kubernetes-namespaced'},
         'vnf_package': {'vnf_package_csar_path':
                         os.path.join(base, 'vnfpackages')},
         'glance_store': {'default_store': 'file', 'stores': 'file',
