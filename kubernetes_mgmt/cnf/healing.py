@@ -117,16 +117,22 @@ def wait_healed(session: KubeSession, targets: list, namespace: str,
 
 def rename(session: KubeSession, all_vnfcs: list, targets: list,
            namespace: str) -> None:
-    """Give each healed VNFC of a workload a pod no entry names yet."""
+    """Give each healed VNFC of a workload a pod no entry names yet.
+
+    Idempotent: Tacker 16 calls ``post_heal_vnf`` twice for one heal (its
+    VnfLcmDriver, then its conductor); a VNFC already naming a live pod
+    of its workload keeps it."""
     for ref in _workloads(targets):
         if ref.kind == 'StatefulSet':
             continue          # its pods keep their names
         obj = workload(session, ref, namespace)
+        live = [p.name for p in pods.of_workload(session, obj, namespace)
+                if not p.terminating]
         named = {v.compute_resource.resource_id for v in all_vnfcs}
-        fresh = [p.name for p in pods.of_workload(session, obj, namespace)
-                 if not p.terminating and p.name not in named]
+        fresh = [name for name in live if name not in named]
         for vnfc in targets:
-            if _kind(vnfc) == 'Pod' or workload_of(vnfc) != ref:
+            if _kind(vnfc) == 'Pod' or workload_of(vnfc) != ref or \
+                    vnfc.compute_resource.resource_id in live:
                 continue
             if not fresh:
                 raise CnfError(f'VNFC {vnfc.id}: no replacement pod of '

@@ -254,7 +254,10 @@ def test_cnf_life_on_tackers_objects(kube, cnf_package, tacker_db,
     target = instance.instantiated_vnf_info.vnfc_resource_info[0]
     sick = target.compute_resource.resource_id
     heal = tacker_request('HealVnfRequest', {'vnfcInstanceId': [target.id]})
-    for step in ('heal_vnf', 'heal_vnf_wait', 'post_heal_vnf'):
+    # VnfLcmDriver._heal_vnf, then the conductor's
+    # _update_instantiated_vnf_info: post_heal_vnf runs twice.
+    for step in ('heal_vnf', 'heal_vnf_wait', 'post_heal_vnf',
+                 'post_heal_vnf'):
         getattr(driver, step)(context=tacker_context, vnf_instance=instance,
                               vim_connection_info=vim,
                               heal_vnf_request=heal)

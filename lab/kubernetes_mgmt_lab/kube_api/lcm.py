@@ -213,12 +213,15 @@ class LcmRunner:
             vnf_info=vnf_info, region_name=None)
 
     def heal(self, instance: VnfInstance, request: HealVnfRequest) -> None:
-        """VnfLcmDriver._heal_vnf (a heal naming VNFC instances)."""
+        """VnfLcmDriver._heal_vnf (a heal naming VNFC instances), then the
+        conductor's _update_instantiated_vnf_info: Tacker 16 calls
+        post_heal_vnf twice."""
         kwargs = {'context': self.context, 'vnf_instance': instance,
                   'vim_connection_info': self.vim,
                   'heal_vnf_request': request}
         self.driver.heal_vnf(**kwargs)
         self.driver.heal_vnf_wait(**kwargs)
+        self.driver.post_heal_vnf(**kwargs)
         self.driver.post_heal_vnf(**kwargs)
 
     def terminate(self, instance: VnfInstance,

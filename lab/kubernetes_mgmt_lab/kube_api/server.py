@@ -95,6 +95,10 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b''
         if not raw:
             return None
+        content_type = (self.headers.get('Content-Type') or '').split(';')[0]
+        if content_type.endswith('protobuf'):
+            raise ApiError(415, f'the lab API reads JSON request bodies, '
+                           f'not {content_type}')
         try:
             return json.loads(raw)
         except ValueError as exc:

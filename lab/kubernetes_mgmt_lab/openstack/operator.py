@@ -10,8 +10,11 @@ import os
 import re
 import time
 import uuid
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+import yaml
 
 from kubernetes_mgmt.remote.retry import wait_until
 from kubernetes_mgmt_lab.errors import LabError
@@ -102,7 +105,14 @@ class Operator:
                         name)['id']
 
     def onboard(self, csar: str) -> tuple[str, str]:
-        """``vnf package create`` + ``upload``: (package id, VNFD id)."""
+        """``vnf package create`` + ``upload``: (package id, VNFD id).
+
+        A package whose VNFD is already onboarded is used as it is: Tacker
+        16 accepts a VNFD id once per database, even after the package
+        holding it was deleted."""
+        known = self.onboarded(_descriptor_id(csar))
+        if known is not None:
+            return known
         package_id = self.run('vnf', 'package', 'create')['ID']
         offset = _log_size(self.root)
         self.run('vnf', 'package', 'upload', '--path', csar, package_id,
@@ -123,6 +133,16 @@ class Operator:
 
         shown = _poll(onboarded, 120, 'package onboarding')
         return package_id, shown['VNFD ID']
+
+    def onboarded(self, vnfd_id: str) -> tuple[str, str] | None:
+        for package in self.run('vnf', 'package', 'list', show=False):
+            if package['Onboarding State'] != 'ONBOARDED':
+                continue
+            shown = self.run('vnf', 'package', 'show', package['Id'],
+                             show=False)
+            if shown.get('VNFD ID') == vnfd_id:
+                return package['Id'], vnfd_id
+        return None
 
     def create(self, vnfd_id: str, name: str | None = None) -> str:
         args = ['--name', name] if name else []
@@ -297,3 +317,17 @@ def _conductor_lines(root: Root, offset: int, op_id: str) -> list[str]:
         return []
     return [line for line in text.splitlines()
             if re.search(r' (ERROR|WARNING) ', line) or op_id in line]
+
+
+def _descriptor_id(csar: str) -> str:
+    """The VNFD id of a CSAR: its entry definitions' VNF descriptor_id."""
+    with zipfile.ZipFile(csar) as archive:
+        meta = archive.read('TOSCA-Metadata/TOSCA.meta').decode()
+        entry = next(line.split(':', 1)[1].strip()
+                     for line in meta.splitlines()
+                     if line.startswith('Entry-Definitions:'))
+        vnfd = yaml.safe_load(archive.read(entry))
+    nodes = vnfd['topology_template']['node_templates']
+    return next(node['properties']['descriptor_id']
+                for node in nodes.values()
+                if 'descriptor_id' in (node.get('properties') or {}))
