@@ -868,7 +868,10 @@ defaults
     mode tcp
     option tcplog
     option dontlognull
+    # A connection the chosen API server refuses (a master being removed,
+    # before the health checks mark it down) goes to another one.
     retries 3
+    option redispatch
     timeout connect 5s
     # API watches and exec/log streams stay open for a long time.
     timeout client 1h

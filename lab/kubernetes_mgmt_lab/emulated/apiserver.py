@@ -14,22 +14,26 @@ import os
 import signal
 import ssl
 import subprocess
-import sys
 import threading
-from http.server import ThreadingHTTPServer
 
 from kubernetes_mgmt.remote.retry import wait_until
 from kubernetes_mgmt_lab.emulated import kubeconfig
 from kubernetes_mgmt_lab.emulated.cluster_api import ClusterApi
 from kubernetes_mgmt_lab.kube_api import server as api_server
+from kubernetes_mgmt_lab.tls_server import TlsHTTPServer
 
 MODULE = 'kubernetes_mgmt_lab.emulated.apiserver'
 START_TIMEOUT = 15.0
 
 
-def _watchdog(server: ThreadingHTTPServer, pidfile: str, cdir: str):
-    """Exit when our pid file is gone or rewritten (host reset or lab
-    torn down), so no stand-in outlives its host."""
+# On SIGTERM, as kube-apiserver does: stop listening, let the requests
+# under way finish (watches are cut after this), then exit.
+DRAIN_TIMEOUT = 5.0
+
+
+def _watchdog(stopping: threading.Event, pidfile: str, cdir: str) -> None:
+    """Stop when our pid file is gone or rewritten (host reset or lab
+    torn down), so no kube-apiserver outlives its host."""
     def orphaned() -> bool:
         try:
             with open(pidfile, encoding='utf-8') as f:
@@ -39,8 +43,9 @@ def _watchdog(server: ThreadingHTTPServer, pidfile: str, cdir: str):
         return not mine or not os.path.isdir(cdir)
 
     # Checked once a second for as long as the server runs.
-    wait_until(orphaned, deadline=float('inf'), first=1.0, ceiling=1.0)
-    server.shutdown()
+    wait_until(lambda: stopping.is_set() or orphaned(),
+               deadline=float('inf'), first=1.0, ceiling=1.0)
+    stopping.set()
 
 
 def serve(args: argparse.Namespace) -> None:
@@ -57,10 +62,23 @@ def serve(args: argparse.Namespace) -> None:
     with open(tmp, 'w', encoding='utf-8') as f:
         f.write(str(os.getpid()))
     os.replace(tmp, args.pidfile)
-    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *a: stopping.set())
     threading.Thread(target=_watchdog, daemon=True,
-                     args=(server, args.pidfile, args.cluster_dir)).start()
-    server.serve_forever(poll_interval=0.5)
+                     args=(stopping, args.pidfile, args.cluster_dir)).start()
+    threading.Thread(target=server.serve_forever, daemon=True,
+                     kwargs={'poll_interval': 0.5}).start()
+    stopping.wait()
+    _drain(server)
+
+
+def _drain(server: TlsHTTPServer) -> None:
+    traffic = server.RequestHandlerClass.traffic
+    traffic.draining = True
+    server.shutdown()
+    server.socket.close()       # new connections are refused from now
+    wait_until(lambda: traffic.in_flight == 0, deadline=DRAIN_TIMEOUT,
+               ceiling=0.05)
 
 
 def _our_pid(pidfile: str) -> int | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import select
 import threading
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -64,6 +65,25 @@ def _verb(method: str, target: paths.Target, query: dict) -> str:
     return _VERBS[method]
 
 
+@dataclass
+class Traffic:
+    """Requests being served; once ``draining``, each answer closes its
+    connection, so clients come back through a new one (to another API
+    server, behind a load balancer)."""
+
+    in_flight: int = 0
+    draining: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def begin(self) -> None:
+        with self.lock:
+            self.in_flight += 1
+
+    def end(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
     # Send headers and body in one segment, at once: otherwise delayed
@@ -71,6 +91,7 @@ class _Handler(BaseHTTPRequestHandler):
     wbufsize = -1
     disable_nagle_algorithm = True
     backend: Backend             # set on the per-server subclass
+    traffic: Traffic
 
     def log_message(self, format, *args):
         pass                     # tests read RequestRecord, not stderr
@@ -106,6 +127,15 @@ class _Handler(BaseHTTPRequestHandler):
                            ) from exc
 
     def _handle(self, method: str) -> None:
+        self.traffic.begin()
+        try:
+            self._serve(method)
+        finally:
+            self.traffic.end()
+            if self.traffic.draining:
+                self.close_connection = True
+
+    def _serve(self, method: str) -> None:
         url = urlsplit(self.path)
         if method == 'GET' and url.path in _HEALTH:
             self._record(method, url.path, {}, None, 200, None)
@@ -259,6 +289,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_bytes(self, code: int, data: bytes, content_type: str) -> None:
         self.send_response(code)
+        if self.traffic.draining:
+            self.send_header('Connection', 'close')
         self.send_header('Content-Type', content_type)
         self.send_header('Content-Length', str(len(data)))
         self.end_headers()
@@ -281,7 +313,8 @@ def serve(backend: Backend, ssl_context=None,
 def make_server(backend: Backend, ssl_context=None,
                 address: tuple[str, int] = ('127.0.0.1', 0)
                 ) -> ThreadingHTTPServer:
-    handler = type('Handler', (_Handler,), {'backend': backend})
+    handler = type('Handler', (_Handler,), {'backend': backend,
+                                            'traffic': Traffic()})
     if ssl_context is None:
         server = ThreadingHTTPServer(address, handler)
         server.daemon_threads = True
