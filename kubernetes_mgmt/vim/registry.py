@@ -31,6 +31,10 @@ class VimRegistry(Protocol):
     def in_use(self, context: Any, vim_id: str) -> list[str]:
         """Ids of VNF instances whose vim_connection_info names it."""
 
+    def with_url(self, context: Any, auth_url: str) -> list[VimRecord]:
+        """Every VIM of this endpoint, whoever registered it (an operator
+        may add one per namespace, with a token for that namespace)."""
+
 
 def registry_for(conf: Any = None) -> VimRegistry:
     """The registry ``[kubernetes_mgmt] vim_registry`` names (entry-point

@@ -55,18 +55,23 @@ def _recorded_url(state: DriverState) -> str | None:
 def refuse_if_in_use(context: Any, vnf_instance: Any, state: DriverState,
                      operation: str) -> None:
     """Raise VimInUse, naming the CNF instances, while any VNF instance
-    other than this one uses the cluster's VIM."""
+    other than this one uses the cluster: through the VIM the driver
+    registered, or another VIM of the same endpoint (a namespace's)."""
     vim_id = _vim_id(context, state)
-    if vim_id is None:
-        return
+    auth_url = _recorded_url(state)
+    registry = registry_for()
+    vims = {vim_id} if vim_id else set()
+    if auth_url:
+        vims |= {v.id for v in registry.with_url(context, auth_url)}
     own = tacker_objects.instance_id(vnf_instance)
-    users = sorted(u for u in registry_for().in_use(context, vim_id)
-                   if u != own)
+    users = sorted({u for vim in vims for u in registry.in_use(context, vim)
+                    if u != own})
     if users:
         raise VimInUse(
             f'{operation} refused: CNF instance(s) {", ".join(users)} are '
-            f'still deployed on this cluster (VIM {state.vim_name or ""} '
-            f'{vim_id}); terminate them first. Nothing was changed.')
+            f'still deployed on this cluster (VIM(s) '
+            f'{", ".join(sorted(vims))} of {auth_url}); terminate them '
+            'first. Nothing was changed.')
 
 
 def release_vim(context: Any, vnf_instance: Any, state: DriverState) -> None:

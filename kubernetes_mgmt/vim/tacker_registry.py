@@ -25,7 +25,13 @@ from __future__ import annotations
 from typing import Any
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.vim.model import VimError, VimRecord, VimSpec, reuse
+from kubernetes_mgmt.vim.model import (
+    VimError,
+    VimRecord,
+    VimSpec,
+    reuse,
+    same_url,
+)
 
 LOG = redact.get_logger(__name__)
 
@@ -148,6 +154,13 @@ class TackerVimRegistry:
                            f'{exc}') from exc
         else:
             LOG.info('deleted VIM %s', vim_id)
+
+    def with_url(self, context: Any, auth_url: str) -> list[VimRecord]:
+        admin = context.elevated() if hasattr(context, 'elevated') \
+            else context
+        vims = self._plugin().get_vims(admin, filters={'type': VIM_TYPE})
+        return [_record(v) for v in vims
+                if same_url(v.get('auth_url') or '', auth_url)]
 
     def in_use(self, context: Any, vim_id: str) -> list[str]:
         """Best effort: v1 VNF instances (tacker.objects.VnfInstanceList)

@@ -18,7 +18,13 @@ from typing import Any
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.vim import probe
-from kubernetes_mgmt.vim.model import VimError, VimRecord, VimSpec, reuse
+from kubernetes_mgmt.vim.model import (
+    VimError,
+    VimRecord,
+    VimSpec,
+    reuse,
+    same_url,
+)
 
 LOG = redact.get_logger(__name__)
 
@@ -86,6 +92,10 @@ class FileVimRegistry:
     def in_use(self, context: Any, vim_id: str) -> list[str]:
         entry = self._by_id(self._load(), vim_id)
         return list(entry.get('used_by', [])) if entry else []
+
+    def with_url(self, context: Any, auth_url: str) -> list[VimRecord]:
+        return [_record(v) for v in self._load()['vims']
+                if same_url(v['auth_url'], auth_url)]
 
     # -- lab and test helpers -----------------------------------------------
 

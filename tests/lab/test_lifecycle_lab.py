@@ -10,6 +10,7 @@ Kubernetes binaries.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import ssl
@@ -291,6 +292,16 @@ def test_refused_requests_change_nothing(ha_lab):
             driving.heal_whole(lab, instance)
     finally:
         registry(lab).record_use(vim_id, 'cnf-instance-1', used=False)
+    # A CNF on another VIM of the same cluster (a namespace's) counts too.
+    stored = registry(lab).credentials(vim_id)
+    other = registry(lab).register(None, dataclasses.replace(
+        stored, name='ns-a-of-this-cluster'))
+    registry(lab).record_use(other.id, 'cnf-instance-2')
+    try:
+        with pytest.raises(VimInUse, match='cnf-instance-2'):
+            driving.terminate(instance)
+    finally:
+        registry(lab).delete(None, other.id)
     assert snapshot(lab, instance) == before
 
 

@@ -87,7 +87,8 @@ def story(tacker_site) -> Iterator[Story]:
 
 
 def _clean_up(s: Story) -> None:
-    """Whatever a failed test left: the VNFs, the CNF first. The packages
+    """Whatever the tests left: the VNFs (the CNF first) and the
+    namespace's VIM. The packages
     stay onboarded for later modules (Tacker 16 takes a VNFD id once per
     database, even after its package is deleted)."""
     for vnf in (s.cnf, s.cluster):
@@ -99,6 +100,11 @@ def _clean_up(s: Story) -> None:
             s.op.run('vnflcm', 'delete', vnf, parse=False)
         except LabError as exc:
             print(f'clean-up of VNF {vnf}: {exc}')
+    if s.ns_vim:
+        try:
+            s.op.run('vim', 'delete', s.ns_vim, parse=False)
+        except LabError as exc:
+            print(f'clean-up of VIM {s.ns_vim}: {exc}')
 
 
 def _masters(s: Story) -> list[inspect.Vnfc]:

@@ -208,6 +208,15 @@ def test_file_registry_in_use_reports_recorded_users(registry, api):
     assert registry.in_use(CONTEXT, 'unknown') == []
 
 
+def test_file_registry_with_url_lists_every_vim_of_the_endpoint(registry,
+                                                                  api):
+    first = registry.register(CONTEXT, spec(api))
+    second = registry.register(CONTEXT, spec(api, name='ns-a'))
+    assert {v.id for v in registry.with_url(CONTEXT, api.url + '/')} == {
+        first.id, second.id}
+    assert registry.with_url(CONTEXT, 'https://192.0.2.1:6443') == []
+
+
 def test_unreachable_api_is_a_clear_error_and_stores_nothing(registry, api):
     url = f'https://127.0.0.1:{closed_port()}'
     with pytest.raises(VimError, match='did not answer within 1 s') as err:
