@@ -116,7 +116,7 @@ class ClusterApi:
             'time': time.time(), 'apiserver': self.apiserver_host,
             'method': record.method, 'path': record.path,
             'query': record.query, 'user': record.user,
-            'code': record.code}) + '\n'
+            'userAgent': record.user_agent, 'code': record.code}) + '\n'
         store.append_line(os.path.join(self.cluster_dir, AUDIT_LOG), line)
 
 

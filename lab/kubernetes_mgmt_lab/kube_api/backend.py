@@ -22,6 +22,7 @@ class RequestRecord:
     user: str | None
     code: int
     body: object = None
+    user_agent: str = ''
 
     @property
     def mutating(self) -> bool:

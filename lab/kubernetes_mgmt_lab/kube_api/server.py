@@ -278,7 +278,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _record(self, method, path, query, identity, code, body) -> None:
         self.backend.record(RequestRecord(
             method, path, query, identity.user if identity else None, code,
-            body))
+            body, self.headers.get('User-Agent') or ''))
 
     def _send(self, code: int, reply: dict) -> None:
         self._send_bytes(code, json.dumps(reply).encode(),
