@@ -121,9 +121,4 @@ class ClusterApi:
 
 
 def read_audit_log(cluster_dir: str) -> list[dict]:
-    try:
-        with open(os.path.join(cluster_dir, AUDIT_LOG),
-                  encoding='utf-8') as f:
-            return [json.loads(line) for line in f if line.strip()]
-    except FileNotFoundError:
-        return []
+    return store.read_lines(os.path.join(cluster_dir, AUDIT_LOG))

@@ -135,10 +135,14 @@ def append_line(path: str, line: str) -> None:
         os.close(fd)
 
 
-def read_argv_log(cluster_dir: str) -> list[dict]:
+def read_lines(path: str) -> list[dict]:
+    """The JSON records of a file ``append_line`` wrote (none yet: [])."""
     try:
-        with open(os.path.join(cluster_dir, ARGV_LOG),
-                  encoding='utf-8') as f:
+        with open(path, encoding='utf-8') as f:
             return [json.loads(line) for line in f if line.strip()]
     except FileNotFoundError:
         return []
+
+
+def read_argv_log(cluster_dir: str) -> list[dict]:
+    return read_lines(os.path.join(cluster_dir, ARGV_LOG))

@@ -1,7 +1,6 @@
-"""Bootstrap tokens, upload-certs certificate keys and bearer tokens."""
+"""Bootstrap tokens and upload-certs certificate keys."""
 from __future__ import annotations
 
-import base64
 import re
 import secrets
 import string
@@ -95,16 +94,3 @@ def certificate_key_state(cluster: dict, key: str) -> str:
     if not current or current['expires'] <= time.time():
         return 'expired'
     return 'ok' if secrets.compare_digest(current['key'], key) else 'wrong'
-
-
-def bearer_valid(state: dict, token: str) -> bool:
-    """A service-account token from a filled Secret or a bootstrap
-    token."""
-    if token_valid(state.get('cluster', {}), token):
-        return True
-    for secret in state.get('objects', {}).get('Secret', []):
-        data = secret.get('data') or {}
-        if data.get('token') and \
-                base64.b64decode(data['token']).decode() == token:
-            return True
-    return token in state.get('cluster', {}).get('issued_tokens', [])
