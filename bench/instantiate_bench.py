@@ -7,7 +7,10 @@ VM; with much shorter delays the 2-core lab machine, which runs every
 emulated VM's commands, becomes the bottleneck),
 for 1 master + W workers, W in (1, 4, 16). Prints, per W: wall time,
 wall(W)/wall(1), SSH connections per host, the critical path of remote
-work, and the driver's own overhead (wall time minus that critical path).
+work, the driver's own overhead (wall time minus that critical path), and
+the CPU seconds the machine spent on the instantiate, in all and per node
+(every node's prepare and join: its commands, the API servers, sshd and
+the driver).
 
     sudo python bench/instantiate_bench.py [--install-delay 60]
         [--services ROOT]
@@ -19,7 +22,11 @@ import functools
 from pathlib import Path
 
 from kubernetes_mgmt_lab import driving
-from kubernetes_mgmt_lab.bench_output import run_each, show_progress
+from kubernetes_mgmt_lab.bench_output import (
+    busy_cpu_seconds,
+    run_each,
+    show_progress,
+)
 from kubernetes_mgmt_lab.emulated import set_install_delay
 from kubernetes_mgmt_lab.testing import services, throwaway_lab
 
@@ -30,12 +37,15 @@ WHAT = 'worker(s) + 1 master: instantiate'
 def measure(site: str, workers: int, install_delay: float) -> dict:
     with throwaway_lab(1, workers, site=site) as lab:
         set_install_delay(lab.state.cluster_dir, install_delay)
+        cpu = busy_cpu_seconds()
         progress, wall = driving.timed_instantiate(lab, workers + 1)
+        cpu = busy_cpu_seconds() - cpu
         accepts = [lab.ssh_accepts(h.name) for h in lab.state.hosts]
     return {'workers': workers, 'wall': wall,
             'remote': progress.remote_critical_seconds,
             'overhead': wall - progress.remote_critical_seconds,
-            'ssh_min': min(accepts), 'ssh_max': max(accepts)}
+            'ssh_min': min(accepts), 'ssh_max': max(accepts),
+            'cpu': cpu, 'cpu_node': cpu / (workers + 1)}
 
 
 
@@ -68,11 +78,13 @@ def main() -> None:
     base = rows[0]['wall']
     print(f'install delay per node: {args.install_delay:g} s')
     print(f'{"W":>3} {"wall s":>8} {"ratio":>6} {"remote s":>9} '
-          f'{"overhead s":>10} {"ssh/host":>9}')
+          f'{"overhead s":>10} {"ssh/host":>9} {"cpu s":>7} '
+          f'{"cpu s/node":>10}')
     for r in rows:
         print(f'{r["workers"]:>3} {r["wall"]:>8.1f} {r["wall"] / base:>6.2f} '
               f'{r["remote"]:>9.1f} {r["overhead"]:>10.2f} '
-              f'{r["ssh_min"]:>4}-{r["ssh_max"]}')
+              f'{r["ssh_min"]:>4}-{r["ssh_max"]:<4} {r["cpu"]:>7.1f} '
+              f'{r["cpu_node"]:>10.2f}')
 
 
 if __name__ == '__main__':

@@ -3,6 +3,7 @@ their table alone goes to stdout."""
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -37,3 +38,14 @@ def run_each(counts: list[int], install_delay: float, what: str,
         rows.append(measure(count, install_delay))
         step(f'run {number} of {len(counts)}: {rows[-1]["wall"]:.1f} s')
     return rows
+
+
+def busy_cpu_seconds() -> float:
+    """CPU time the whole machine has spent busy (not idle or waiting for
+    I/O) since boot: the difference over a run is what the run cost,
+    every process of the lab included (its VMs' commands, the API
+    servers, sshd, the driver)."""
+    with open('/proc/stat', encoding='ascii') as f:
+        fields = [int(v) for v in f.readline().split()[1:]]
+    idle, iowait = fields[3], fields[4]
+    return (sum(fields[:8]) - idle - iowait) / os.sysconf('SC_CLK_TCK')
