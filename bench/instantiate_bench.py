@@ -28,6 +28,7 @@ from kubernetes_mgmt_lab.bench_output import (
     show_progress,
 )
 from kubernetes_mgmt_lab.emulated import set_install_delay
+from kubernetes_mgmt_lab.emulated.store import read_cpu_log
 from kubernetes_mgmt_lab.testing import services, throwaway_lab
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,11 +42,22 @@ def measure(site: str, workers: int, install_delay: float) -> dict:
         progress, wall = driving.timed_instantiate(lab, workers + 1)
         cpu = busy_cpu_seconds() - cpu
         accepts = [lab.ssh_accepts(h.name) for h in lab.state.hosts]
+        by_command = cpu_by_command(lab.state.cluster_dir)
     return {'workers': workers, 'wall': wall,
             'remote': progress.remote_critical_seconds,
             'overhead': wall - progress.remote_critical_seconds,
             'ssh_min': min(accepts), 'ssh_max': max(accepts),
-            'cpu': cpu, 'cpu_node': cpu / (workers + 1)}
+            'cpu': cpu, 'cpu_node': cpu / (workers + 1),
+            'by_command': by_command}
+
+
+def cpu_by_command(cluster_dir: str) -> dict[str, tuple[float, int]]:
+    """CPU seconds and runs of each emulated command on the VMs."""
+    totals: dict[str, tuple[float, int]] = {}
+    for entry in read_cpu_log(cluster_dir):
+        seconds, runs = totals.get(entry['command'], (0.0, 0))
+        totals[entry['command']] = (seconds + entry['cpu'], runs + 1)
+    return totals
 
 
 
@@ -85,6 +97,11 @@ def main() -> None:
               f'{r["remote"]:>9.1f} {r["overhead"]:>10.2f} '
               f'{r["ssh_min"]:>4}-{r["ssh_max"]:<4} {r["cpu"]:>7.1f} '
               f'{r["cpu_node"]:>10.2f}')
+    last = rows[-1]
+    print(f'the VMs\' commands at W={last["workers"]}, CPU s (runs):')
+    ranked = sorted(last['by_command'].items(), key=lambda kv: -kv[1][0])
+    for command, (seconds, runs) in ranked[:10]:
+        print(f'  {command:<12} {seconds:7.2f} ({runs})')
 
 
 if __name__ == '__main__':

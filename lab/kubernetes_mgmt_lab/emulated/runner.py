@@ -6,6 +6,7 @@ command started in the argv log.
 from __future__ import annotations
 
 import os
+import resource
 import sys
 import time
 from collections.abc import Callable
@@ -106,4 +107,14 @@ def run(name: str, main: Main,
     if mutating(args):
         store.record_event(ctx.cluster_dir, host.name, ctx.argv,
                            started, rc)
+    store.record_cpu(ctx.cluster_dir, host.name, name, _cpu_seconds())
     sys.exit(rc)
+
+
+def _cpu_seconds() -> float:
+    """This command's CPU time, with the processes it waited for (the
+    real kubectl behind the wrapper)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + \
+        children.ru_stime

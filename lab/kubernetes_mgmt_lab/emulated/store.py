@@ -135,6 +135,21 @@ def append_line(path: str, line: str) -> None:
         os.close(fd)
 
 
+CPU_LOG = 'cpu.jsonl'
+
+
+def record_cpu(cluster_dir: str, host: str, command: str,
+               seconds: float) -> None:
+    """What an emulated command cost: the benchmarks sum it by command."""
+    append_line(os.path.join(cluster_dir, CPU_LOG),
+                json.dumps({'host': host, 'command': command,
+                            'cpu': round(seconds, 4)}) + '\n')
+
+
+def read_cpu_log(cluster_dir: str) -> list[dict]:
+    return read_lines(os.path.join(cluster_dir, CPU_LOG))
+
+
 def read_lines(path: str) -> list[dict]:
     """The JSON records of a file ``append_line`` wrote (none yet: [])."""
     try:

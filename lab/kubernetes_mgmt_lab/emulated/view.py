@@ -125,9 +125,10 @@ def set_host_down(cluster_dir: str, host: str) -> None:
 
 
 def reset_cluster(cluster_dir: str) -> None:
-    """Forget the emulated cluster (state, argv log, CAs, faults; config
+    """Forget the emulated cluster (state, logs, CAs, faults; config
     stays)."""
-    for name in (store.STATE_FILE, store.ARGV_LOG, 'faults.json'):
+    for name in (store.STATE_FILE, store.ARGV_LOG, store.CPU_LOG,
+                 'faults.json', 'audit.jsonl'):
         try:
             os.unlink(os.path.join(cluster_dir, name))
         except FileNotFoundError:
