@@ -199,22 +199,24 @@ def test_scale_out_by_two_then_in_by_one(ha_lab):
 
 def test_drain_blocked_by_a_disruption_budget_fails_clearly(ha_lab):
     lab, instance = ha_lab
-    workers = len([h for h in lab.state.hosts if h.role == 'worker'])
+    oldest = driving.scale_in_members(lab, 1)[0]
+    victim = node_name(next(h for h in lab.state.hosts
+                            if h.member_name == oldest))
     labels = {'app': 'guarded'}
+    # On the node the scale-in removes, whatever the scheduler prefers.
+    spec = {'containers': [PAUSE],
+            'nodeSelector': {'kubernetes.io/hostname': victim}}
     apply(lab, instance, [
         {'apiVersion': 'apps/v1', 'kind': 'Deployment',
          'metadata': {'name': 'guarded', 'namespace': 'default'},
-         'spec': {'replicas': 2 * workers,
-                  'selector': {'matchLabels': labels},
+         'spec': {'replicas': 2, 'selector': {'matchLabels': labels},
                   'template': {'metadata': {'labels': labels},
-                               'spec': {'containers': [PAUSE]}}}},
+                               'spec': spec}}},
         {'apiVersion': 'policy/v1', 'kind': 'PodDisruptionBudget',
          'metadata': {'name': 'guarded', 'namespace': 'default'},
          'spec': {'maxUnavailable': 0, 'selector': {'matchLabels': labels}}},
     ])
-    oldest = driving.scale_in_members(lab, 1)[0]
-    victim = node_name(next(h for h in lab.state.hosts
-                            if h.member_name == oldest))
+    assert len(view(lab).pods('default', node=victim)) >= 2
     CONF.set_override('drain_timeout', 2, 'kubernetes_mgmt')
     try:
         with pytest.raises(MgmtDriverError) as info:
@@ -237,6 +239,11 @@ def test_drain_blocked_by_a_disruption_budget_fails_clearly(ha_lab):
     assert victim not in view(lab).node_names()
     assert not view(lab).pods(node=victim)
     assert_cluster_matches_lab(lab, instance)
+    # Its pods, pinned to the node that went, would stay Pending.
+    result = lab.run_in_host(lab.state.hosts[0].name, [
+        'kubectl', '--kubeconfig', '/etc/kubernetes/admin.conf', 'delete',
+        'deployment', 'guarded'])
+    assert result.returncode == 0, result.stderr
 
 
 def test_scale_out_rollback_removes_half_joined_nodes(ha_lab):

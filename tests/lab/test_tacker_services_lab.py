@@ -148,16 +148,16 @@ def _token_secret(account: str, namespace: str, token: str) -> dict:
     it."""
     return {'apiVersion': 'v1', 'kind': 'Secret',
             'type': 'kubernetes.io/service-account-token',
-            'metadata': {'name': f'{account}-token', 'namespace': namespace,
-                         'annotations': {
-                             'kubernetes.io/service-account.name': account}},
+            'metadata': objects.new_meta(
+                f'{account}-token', namespace, annotations={
+                    'kubernetes.io/service-account.name': account}),
             'data': {'token': base64.b64encode(token.encode()).decode()}}
 
 
 def _admin_binding(account: str, namespace: str) -> dict:
     return {'apiVersion': 'rbac.authorization.k8s.io/v1',
             'kind': 'ClusterRoleBinding',
-            'metadata': {'name': f'{account}-admin'},
+            'metadata': objects.new_meta(f'{account}-admin'),
             'roleRef': {'apiGroup': 'rbac.authorization.k8s.io',
                         'kind': 'ClusterRole', 'name': 'cluster-admin'},
             'subjects': [{'kind': 'ServiceAccount', 'name': account,
