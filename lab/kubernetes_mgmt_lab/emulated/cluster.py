@@ -103,15 +103,6 @@ def _drop_pods_on(state: dict, node_name: str) -> None:
     pods[:] = [p for p in pods if p['spec'].get('nodeName') != node_name]
 
 
-def delete_node(state: dict, name: str) -> dict | None:
-    node = remove(state, 'Node', name)
-    if node is not None:
-        # The pod garbage collector removes pods bound to a gone node.
-        _drop_pods_on(state, name)
-        state.setdefault('node_hosts', {}).pop(name, None)
-    return node
-
-
 def is_ready(node: dict) -> bool:
     for cond in node['status'].get('conditions', []):
         if cond['type'] == 'Ready':

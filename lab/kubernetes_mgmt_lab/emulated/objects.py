@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import datetime
-import hashlib
 import secrets
 import time
 import uuid
@@ -19,19 +18,8 @@ def iso(ts: float | None = None) -> str:
     return dt.strftime('%Y-%m-%dT%H:%M:%SZ')
 
 
-def parse_iso(text: str) -> float:
-    dt = datetime.datetime.strptime(text, '%Y-%m-%dT%H:%M:%SZ')
-    return dt.replace(tzinfo=datetime.timezone.utc).timestamp()
-
-
 def suffix(n: int = 5) -> str:
     return ''.join(secrets.choice(_SUFFIX_CHARS) for _ in range(n))
-
-
-def stable_suffix(seed: str, n: int = 10) -> str:
-    digest = hashlib.sha256(seed.encode()).digest()
-    return ''.join(_SUFFIX_CHARS[b % len(_SUFFIX_CHARS)]
-                   for b in digest[:n])
 
 
 def new_meta(name: str, namespace: str | None = None, **extra) -> dict:
