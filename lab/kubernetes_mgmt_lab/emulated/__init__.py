@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import shlex
 
 # Every emulated command imports this package first; its helpers are
 # loaded on first use so a command pays only for the modules it needs
@@ -47,33 +46,68 @@ COMMANDS = {
     'dpkg-query': 'dpkg', 'exportfs': 'exportfs',
 }
 
-__all__ = ['COMMANDS', 'ClusterView', 'LabConfig', 'clear_faults',
-           'expire_certificate_key', 'expire_tokens', 'inject_fault',
-           'install_commands', 'reset_cluster', 'set_host_down',
-           'set_install_delay', 'set_install_delays', 'update_config',
-           'wrapper_script']
+__all__ = [
+    'COMMANDS',
+    'ClusterView',
+    'LabConfig',
+    'clear_faults',
+    'expire_certificate_key',
+    'expire_tokens',
+    'import_paths',
+    'inject_fault',
+    'install_commands',
+    'reset_cluster',
+    'set_host_down',
+    'set_install_delay',
+    'set_install_delays',
+    'update_config',
+    'wrapper_script',
+]
 
 
-def wrapper_script(command: str, python: str) -> str:
+def wrapper_script(command: str, python: str,
+                   import_paths: list[str] | tuple[str, ...] = ()) -> str:
+    """The host's ``command``: a shell script running the stand-in's
+    ``cli()``. ``-I -S`` (isolated, no site processing) and ``-c`` rather
+    than ``-m`` keep the interpreter's start-up to its minimum: a cluster
+    starts these hundreds of times on the lab's two cores. -I also keeps
+    the caller's working directory off sys.path, so a stray file there
+    cannot shadow our modules. ``import_paths``: where the lab, the
+    product and their libraries are installed (-S leaves them out)."""
+    import shlex  # not on the path of every command's start-up
     module = f'{PACKAGE}.{COMMANDS[command]}'
-    # PYTHONSAFEPATH keeps the caller's working directory off sys.path,
-    # so a stray file there cannot shadow our modules.
+    code = (f'import sys; sys.path += {list(import_paths)!r}; '
+            f'from {module} import cli; cli()')
     return ('#!/bin/sh\n'
             f'# lab stand-in for {command} (kubernetes_mgmt emulation)\n'
-            f'KLAB_ARGV0={shlex.quote(command)} PYTHONSAFEPATH=1 '
-            f'exec {shlex.quote(python)} -m {module} "$@"\n')
+            f'KLAB_ARGV0={shlex.quote(command)} '
+            f'exec {shlex.quote(python)} -I -S -c {shlex.quote(code)} '
+            '"$@"\n')
+
+
+def import_paths() -> list[str]:
+    """The directories an interpreter started with -S needs on sys.path:
+    this installation's site-packages and wherever the lab and the
+    product were imported from (a source checkout, for instance)."""
+    import sysconfig
+    paths = [sysconfig.get_paths()[key] for key in ('purelib', 'platlib')]
+    for package in ('kubernetes_mgmt_lab', 'kubernetes_mgmt'):
+        module = importlib.import_module(package)
+        paths.append(os.path.dirname(os.path.dirname(module.__file__)))
+    return list(dict.fromkeys(os.path.realpath(p) for p in paths))
 
 
 def install_commands(bin_dir: str, python: str) -> None:
     """Write the stand-in commands into ``bin_dir`` (a host's private
-    /usr/local/bin), each running ``python -m <module>``."""
+    /usr/local/bin), each running its module's ``cli()``."""
     if not os.path.isabs(python):
         raise ValueError(f'python must be an absolute path: {python!r}')
     os.makedirs(bin_dir, exist_ok=True)
+    paths = import_paths()
     for command in COMMANDS:
         path = os.path.join(bin_dir, command)
         tmp = f'{path}.tmp'
         with open(tmp, 'w', encoding='utf-8') as f:
-            f.write(wrapper_script(command, python))
+            f.write(wrapper_script(command, python, paths))
         os.chmod(tmp, 0o755)  # noqa: S103 - commands must be executable
         os.replace(tmp, path)

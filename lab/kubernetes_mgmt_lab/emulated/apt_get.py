@@ -191,5 +191,9 @@ def main(ctx: Context, args: list[str]) -> int:
     return 0
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run('apt-get', main)
+
+
+if __name__ == '__main__':
+    cli()

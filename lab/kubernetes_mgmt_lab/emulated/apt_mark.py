@@ -45,5 +45,9 @@ def _mutating(args: list[str]) -> bool:
     return any(a in ('hold', 'unhold') for a in args)
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run('apt-mark', main, mutating=_mutating)
+
+
+if __name__ == '__main__':
+    cli()

@@ -86,6 +86,10 @@ def main(ctx: Context, args: list[str]) -> int:
                        'systemd unit', 1)
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run('containerd', main, mutating=lambda a: False,
                needs=('containerd', 'containerd.io'))
+
+
+if __name__ == '__main__':
+    cli()

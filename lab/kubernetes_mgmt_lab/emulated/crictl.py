@@ -55,6 +55,10 @@ def main(ctx: Context, args: list[str]) -> int:
     return 0
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run('crictl', main, mutating=lambda a: False,
                needs=('cri-tools',))
+
+
+if __name__ == '__main__':
+    cli()

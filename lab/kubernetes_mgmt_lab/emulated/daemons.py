@@ -6,21 +6,22 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-from dataclasses import dataclass
 
-from kubernetes_mgmt.remote.retry import wait_until
 from kubernetes_mgmt_lab.emulated.host import host_path
 
 START_TIMEOUT = 10.0
 
 
-@dataclass(frozen=True)
 class Daemon:
-    unit: str
-    binary: str
-    config: str                 # path as seen on the VM
-    pidfile: str
+    """A daemon systemctl really runs. A plain class: systemctl imports
+    this module for every unit, and dataclasses cost a short command's
+    whole start-up again."""
+
+    def __init__(self, unit: str, binary: str, config: str, pidfile: str):
+        self.unit = unit
+        self.binary = binary
+        self.config = config            # path as seen on the VM
+        self.pidfile = pidfile
 
     def cfg(self) -> str:
         return host_path(self.config)
@@ -78,6 +79,7 @@ def _run(argv: list[str], daemon: Daemon) -> tuple[int, str]:
     """Run ``argv``; output goes to a log file, not a pipe, because a
     daemon that kept the pipe open would make us wait for it forever.
     """
+    import subprocess  # only when a real daemon is (re)started
     path = log_path(daemon)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, 'a+', encoding='utf-8') as log:
@@ -113,6 +115,7 @@ def _start_argv(daemon: Daemon, old: list[int]) -> list[str]:
 
 
 def _wait(predicate, timeout: float = START_TIMEOUT) -> bool:
+    from kubernetes_mgmt.remote.retry import wait_until
     return wait_until(predicate, deadline=timeout, ceiling=0.25)
 
 

@@ -104,5 +104,9 @@ def _mutating(args: list[str]) -> bool:
     return bool(args) and args[0] in ('-i', '--install')
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run('dpkg', main, mutating=_mutating)
+
+
+if __name__ == '__main__':
+    cli()

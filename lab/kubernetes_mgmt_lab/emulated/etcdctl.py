@@ -169,6 +169,10 @@ def _mutating(args: list[str]) -> bool:
     return 'member' in words and ('remove' in words or 'add' in words)
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run('etcdctl', main, mutating=_mutating,
                needs=('etcd-client', 'etcdctl'))
+
+
+if __name__ == '__main__':
+    cli()

@@ -177,6 +177,10 @@ def _mutating(args: list[str]) -> bool:
     return bool(flags.targets or flags.all)
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run(PROG, main, mutating=_mutating,
                needs=('nfs-kernel-server',))
+
+
+if __name__ == '__main__':
+    cli()

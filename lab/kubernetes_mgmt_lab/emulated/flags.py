@@ -4,25 +4,31 @@ etcdctl and crictl all use them): ``--a=b``, ``--a b``, ``-ab``,
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import namedtuple
+
+# Plain shapes, not dataclasses: every kubeadm, etcdctl and crictl run
+# parses its flags, and importing dataclasses doubles a command's start-up.
+Flag = namedtuple('Flag', 'name value short multi',
+                  defaults=(True, None, False))
+Flag.__doc__ = """A flag: ``value`` - it takes a value (else it is a boolean
+switch); ``short`` - its one-letter form; ``multi`` - it may repeat, its
+values collected in a list."""
 
 
 class FlagError(Exception):
     """Raised with pflag's own wording, e.g. ``unknown flag: --x``."""
 
 
-@dataclass(frozen=True)
-class Flag:
-    name: str
-    value: bool = True          # takes a value (else a boolean switch)
-    short: str | None = None
-    multi: bool = False         # may repeat; values collected in a list
-
-
-@dataclass
 class Parsed:
-    values: dict[str, object] = field(default_factory=dict)
-    args: list[str] = field(default_factory=list)
+    """The flags' values by long name, and the positional arguments."""
+
+    def __init__(self, values: dict[str, object] | None = None,
+                 args: list[str] | None = None):
+        self.values = values if values is not None else {}
+        self.args = args if args is not None else []
+
+    def __repr__(self) -> str:
+        return f'Parsed(values={self.values!r}, args={self.args!r})'
 
     def get(self, name: str, default=None):
         return self.values.get(name, default)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 
 HOST_FILE = '/etc/klab/host.json'
 # Directories each lab VM has to itself (the rest is the machine's).
@@ -30,22 +29,32 @@ def host_path(path: str) -> str:
     return path
 
 
-@dataclass
 class HostInfo:
-    name: str
-    ip: str
-    role: str = ''
-    lab_root: str = ''
-    cluster_dir: str = ''
-    state_file: str = ''
+    """The host's ``host.json``. A plain class: every emulated command
+    loads it, and importing dataclasses would double a short command's
+    start-up."""
+
+    FIELDS = ('name', 'ip', 'role', 'lab_root', 'cluster_dir', 'state_file')
+
+    def __init__(self, name: str, ip: str, role: str = '',
+                 lab_root: str = '', cluster_dir: str = '',
+                 state_file: str = ''):
+        self.name = name
+        self.ip = ip
+        self.role = role
+        self.lab_root = lab_root
+        self.cluster_dir = cluster_dir
+        self.state_file = state_file
+
+    def __repr__(self) -> str:
+        return f'HostInfo(name={self.name!r}, ip={self.ip!r})'
 
     @classmethod
     def load(cls) -> HostInfo:
         path = os.environ.get('KLAB_HOST_FILE') or host_path(HOST_FILE)
         with open(path, encoding='utf-8') as f:
             data = json.load(f)
-        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-        return cls(**known)
+        return cls(**{k: data[k] for k in cls.FIELDS if k in data})
 
     def path(self, path: str) -> str:
         return host_path(path)

@@ -24,5 +24,9 @@ def _mutating(args: list[str]) -> bool:
     return bool(args) and not args[0].startswith('-')
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run('hostname', main, mutating=_mutating)
+
+
+if __name__ == '__main__':
+    cli()

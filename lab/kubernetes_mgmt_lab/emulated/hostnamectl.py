@@ -27,5 +27,9 @@ def _mutating(args: list[str]) -> bool:
     return 'set-hostname' in args
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run('hostnamectl', main, mutating=_mutating)
+
+
+if __name__ == '__main__':
+    cli()

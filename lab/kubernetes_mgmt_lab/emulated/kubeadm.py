@@ -2,29 +2,14 @@
 certificate-key, version and config images, with kubeadm's flags."""
 from __future__ import annotations
 
+import importlib
 import json
 
-import yaml
-
-from kubernetes_mgmt_lab.emulated import flags, runner, units
-from kubernetes_mgmt_lab.emulated import kubeadm_common as common
-from kubernetes_mgmt_lab.emulated import kubeadm_config as kconf
-from kubernetes_mgmt_lab.emulated import kubeadm_init as init
-from kubernetes_mgmt_lab.emulated import kubeadm_join as join
-from kubernetes_mgmt_lab.emulated import kubeadm_reset as reset
-from kubernetes_mgmt_lab.emulated import kubeadm_token as token
-from kubernetes_mgmt_lab.emulated.flags import Flag, Parsed
+from kubernetes_mgmt_lab.emulated import flags, runner
+from kubernetes_mgmt_lab.emulated import kubeadm_cli as kcli
+from kubernetes_mgmt_lab.emulated.flags import Parsed
 from kubernetes_mgmt_lab.emulated.runner import CommandError, Context
-from kubernetes_mgmt_lab.emulated.tokens import new_certificate_key, new_token
 
-GLOBAL = [Flag('v', short='v'), Flag('rootfs'), Flag('log-file'),
-          Flag('skip-headers', value=False), Flag('add-dir-header',
-                                                  value=False),
-          Flag('skip-log-headers', value=False)]
-IMAGE_FLAGS = [Flag('config'), Flag('kubernetes-version'),
-               Flag('image-repository'), Flag('cri-socket'),
-               Flag('feature-gates'), Flag('output', short='o')]
-VERSION_FLAGS = [Flag('output', short='o')]
 COMPONENT_IMAGES = ('kube-apiserver', 'kube-controller-manager',
                     'kube-scheduler', 'kube-proxy')
 # (coredns, pause, etcd) tags kubeadm pins per minor, as its constants
@@ -43,7 +28,7 @@ ADDON_TAGS = {
 
 
 def _version(ctx: Context, opts: Parsed) -> int:
-    version = common.kubeadm_version(ctx)
+    version = kcli.kubeadm_version(ctx)
     major, minor = version.lstrip('v').split('.')[:2]
     info = {'major': major, 'minor': minor, 'gitVersion': version,
             'gitTreeState': 'clean', 'goVersion': 'go1.22.5',
@@ -54,10 +39,11 @@ def _version(ctx: Context, opts: Parsed) -> int:
     elif out == 'json':
         ctx.out(json.dumps({'clientVersion': info}, indent=2))
     elif out == 'yaml':
+        import yaml
         ctx.out(yaml.safe_dump({'clientVersion': info}))
     elif out:
         raise CommandError(f'invalid output format: {out}\n'
-                           f'{common.STACK_HINT}')
+                           f'{kcli.STACK_HINT}')
     else:
         fields = ', '.join(f'{k[0].upper()}{k[1:]}:"{v}"'
                            for k, v in info.items())
@@ -68,12 +54,13 @@ def _version(ctx: Context, opts: Parsed) -> int:
 def _images(ctx: Context, opts: Parsed) -> list[str]:
     version = opts.get('kubernetes-version')
     if opts.has('config'):
+        from kubernetes_mgmt_lab.emulated import kubeadm_config as kconf
         s = kconf.InitSettings()
         kconf.apply_init_docs(s, kconf.load_docs(opts.get('config')))
         version = s.kubernetes_version
-    version = common.resolve_k8s_version(ctx, version)
+    version = kcli.resolve_k8s_version(ctx, version)
     repo = opts.get('image-repository') or 'registry.k8s.io'
-    minor = common.version_tuple(version)[1]
+    minor = kcli.version_tuple(version)[1]
     coredns, pause, etcd = ADDON_TAGS[min(max(minor, min(ADDON_TAGS)),
                                           max(ADDON_TAGS))]
     images = [f'{repo}/{c}:{version}' for c in COMPONENT_IMAGES]
@@ -86,12 +73,13 @@ def _config_images(ctx: Context, opts: Parsed, verb: str) -> int:
     if verb == 'list':
         ctx.out('\n'.join(images))
         return 0
+    from kubernetes_mgmt_lab.emulated import units
     if units.active_state('containerd') != 'active':
         raise CommandError('failed to create new CRI image service: '
                            'validate service connection: CRI v1 image API '
                            'is not implemented for endpoint "unix:///var/'
                            'run/containerd/containerd.sock"\n'
-                           f'{common.STACK_HINT}')
+                           f'{kcli.STACK_HINT}')
     for image in images:
         ctx.out(f'[config/images] Pulled {image}')
     return 0
@@ -102,23 +90,31 @@ def _print(ctx: Context, text: str) -> int:
     return 0
 
 
-# (words of the sub-command, its flags, its handler)
+def _tokens(name: str):
+    def handler(ctx: Context, opts: Parsed) -> int:
+        from kubernetes_mgmt_lab.emulated import tokens
+        return _print(ctx, getattr(tokens, name)())
+    return handler
+
+
+# (words of the sub-command, its flags, its handler: a function, or
+# "module:function" under this package, imported only when it runs: init
+# and join bring YAML, certificates and the cluster's controllers)
 COMMANDS = [
-    (('init', 'phase', 'upload-certs'), token.UPLOAD_FLAGS,
-     token.upload_certs),
-    (('init',), init.FLAGS, init.run_init),
-    (('join',), join.FLAGS, join.run_join),
-    (('reset',), reset.FLAGS, reset.run_reset),
-    (('token', 'create'), token.TOKEN_FLAGS, token.token_create),
-    (('token', 'list'), token.TOKEN_FLAGS, token.token_list),
-    (('token', 'delete'), token.TOKEN_FLAGS, token.token_delete),
-    (('token', 'generate'), [], lambda c, o: _print(c, new_token())),
-    (('certs', 'certificate-key'), [],
-     lambda c, o: _print(c, new_certificate_key())),
-    (('version',), VERSION_FLAGS, _version),
-    (('config', 'images', 'pull'), IMAGE_FLAGS,
+    (('init', 'phase', 'upload-certs'), kcli.UPLOAD_FLAGS,
+     'kubeadm_token:upload_certs'),
+    (('init',), kcli.INIT_FLAGS, 'kubeadm_init:run_init'),
+    (('join',), kcli.JOIN_FLAGS, 'kubeadm_join:run_join'),
+    (('reset',), kcli.RESET_FLAGS, 'kubeadm_reset:run_reset'),
+    (('token', 'create'), kcli.TOKEN_FLAGS, 'kubeadm_token:token_create'),
+    (('token', 'list'), kcli.TOKEN_FLAGS, 'kubeadm_token:token_list'),
+    (('token', 'delete'), kcli.TOKEN_FLAGS, 'kubeadm_token:token_delete'),
+    (('token', 'generate'), [], _tokens('new_token')),
+    (('certs', 'certificate-key'), [], _tokens('new_certificate_key')),
+    (('version',), kcli.VERSION_FLAGS, _version),
+    (('config', 'images', 'pull'), kcli.IMAGE_FLAGS,
      lambda c, o: _config_images(c, o, 'pull')),
-    (('config', 'images', 'list'), IMAGE_FLAGS,
+    (('config', 'images', 'list'), kcli.IMAGE_FLAGS,
      lambda c, o: _config_images(c, o, 'list')),
 ]
 MUTATING = {('init',), ('join',), ('reset',), ('token', 'create'),
@@ -126,7 +122,7 @@ MUTATING = {('init',), ('join',), ('reset',), ('token', 'create'),
 
 
 def _words(args: list[str]) -> list[str]:
-    every = GLOBAL + [f for _, fl, _ in COMMANDS for f in fl]
+    every = kcli.GLOBAL + [f for _, fl, _ in COMMANDS for f in fl]
     words, rest = [], list(args)
     while True:
         idx = flags.first_positional(every, rest)
@@ -153,17 +149,25 @@ def main(ctx: Context, args: list[str]) -> int:
             ctx.out('Usage:\n  kubeadm [command]')
             return 0
         raise CommandError(f'unknown command "{what}" for "kubeadm"\n'
-                           f'{common.STACK_HINT}')
+                           f'{kcli.STACK_HINT}')
     path, fl, handler = found
     try:
-        opts = flags.parse(GLOBAL + fl, args)
+        opts = flags.parse(kcli.GLOBAL + fl, args)
     except flags.FlagError as e:
-        raise CommandError(f'{e}\n{common.STACK_HINT}') from None
+        raise CommandError(f'{e}\n{kcli.STACK_HINT}') from None
     opts.args = opts.args[len(path):]
     try:
-        return handler(ctx, opts)
-    except kconf.ConfigError as e:
-        raise CommandError(f'{e}\n{common.STACK_HINT}') from None
+        return _resolve(handler)(ctx, opts)
+    except kcli.ConfigError as e:
+        raise CommandError(f'{e}\n{kcli.STACK_HINT}') from None
+
+
+def _resolve(handler):
+    if callable(handler):
+        return handler
+    module, _, function = handler.partition(':')
+    return getattr(importlib.import_module(f'{__package__}.{module}'),
+                   function)
 
 
 def _mutating(args: list[str]) -> bool:
@@ -171,5 +175,9 @@ def _mutating(args: list[str]) -> bool:
     return bool(found) and found[0] in MUTATING
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run('kubeadm', main, mutating=_mutating, needs=('kubeadm',))
+
+
+if __name__ == '__main__':
+    cli()

@@ -12,13 +12,13 @@ import yaml
 
 from kubernetes_mgmt.remote.retry import wait_until
 from kubernetes_mgmt_lab.emulated import (
-    apiserver,
     kubeconfig,
     packages,
     pki,
     units,
 )
 from kubernetes_mgmt_lab.emulated.host import host_path
+from kubernetes_mgmt_lab.emulated.kubeadm_cli import STACK_HINT, fail
 from kubernetes_mgmt_lab.emulated.runner import CommandError, Context
 
 K8S_DIR = '/etc/kubernetes'
@@ -30,13 +30,6 @@ APISERVER_PID = '/run/klab/kube-apiserver.pid'
 APISERVER_LOG = '/var/log/klab/kube-apiserver.log'
 COMPONENTS = ('etcd', 'kube-apiserver', 'kube-controller-manager',
               'kube-scheduler')
-STACK_HINT = 'To see the stack trace of this error execute with --v=5 ' \
-    'or higher'
-
-
-def fail(phase: str, message: str) -> CommandError:
-    return CommandError(f'error execution phase {phase}: {message}\n'
-                        f'{STACK_HINT}', 1)
 
 
 @dataclass
@@ -80,31 +73,6 @@ def common_preflight(ctx: Context, pf: Preflight) -> None:
         pkg = 'cri-tools' if tool == 'crictl' else tool
         pf.check(pkg in packages.installed(), f'FileExisting-{tool}',
                  f'{tool} not found in system path')
-
-
-def version_tuple(version: str) -> tuple[int, ...]:
-    core = version.lstrip('v').split('-')[0]
-    return tuple(int(x) for x in core.split('.') if x.isdigit())
-
-
-def kubeadm_version(ctx: Context) -> str:
-    return packages.kube_version(ctx, 'kubeadm')
-
-
-def resolve_k8s_version(ctx: Context, wanted: str | None) -> str:
-    own = kubeadm_version(ctx)
-    if not wanted or wanted.startswith(('stable', 'latest')):
-        return own      # offline: kubeadm falls back to its own version
-    version = wanted if wanted.startswith('v') else f'v{wanted}'
-    have, want = version_tuple(own), version_tuple(version)
-    if want[:2] < (have[0], have[1] - 1):
-        raise fail('preflight', 'this version of kubeadm only supports '
-                   'deploying clusters with the control plane version >= '
-                   f'{have[0]}.{have[1] - 1}.0. Current version: {version}')
-    if want[:2] > have[:2]:
-        print('[init] WARNING: the requested Kubernetes version is newer '
-              'than kubeadm\'s', file=sys.stderr)
-    return version
 
 
 def write_text(path: str, text: str, mode: int = 0o600) -> None:
@@ -211,6 +179,8 @@ def write_node_files(ctx: Context, node: str, server: str,
 
 def start_apiserver(ctx: Context, address: str, port: int,
                     version: str) -> None:
+    # Imported here: the HTTP server and TLS are for control-plane nodes.
+    from kubernetes_mgmt_lab.emulated import apiserver
     try:
         apiserver.start(sys.executable, address, port, host_path(PKI_DIR),
                         host_path(APISERVER_PID), host_path(APISERVER_LOG),
@@ -220,6 +190,7 @@ def start_apiserver(ctx: Context, address: str, port: int,
 
 
 def stop_apiserver() -> None:
+    from kubernetes_mgmt_lab.emulated import apiserver
     apiserver.stop(host_path(APISERVER_PID))
 
 

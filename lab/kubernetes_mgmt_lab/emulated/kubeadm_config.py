@@ -10,6 +10,7 @@ import yaml
 
 from kubernetes_mgmt_lab.emulated import tokens
 from kubernetes_mgmt_lab.emulated.host import host_path
+from kubernetes_mgmt_lab.emulated.kubeadm_cli import ConfigError
 
 KUBEADM_VERSIONS = ('kubeadm.k8s.io/v1beta3', 'kubeadm.k8s.io/v1beta4')
 OTHER_KINDS = {('kubelet.config.k8s.io/v1beta1', 'KubeletConfiguration'),
@@ -29,10 +30,6 @@ FIELDS = {
                           'controlPlane', 'skipPhases', 'patches',
                           'dryRun', 'timeouts'},
 }
-
-
-class ConfigError(Exception):
-    pass
 
 
 @dataclass

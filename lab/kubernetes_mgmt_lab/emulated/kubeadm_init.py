@@ -16,9 +16,10 @@ from kubernetes_mgmt_lab.emulated import (
     tokens,
     units,
 )
+from kubernetes_mgmt_lab.emulated import kubeadm_cli as kcli
 from kubernetes_mgmt_lab.emulated import kubeadm_common as common
 from kubernetes_mgmt_lab.emulated import kubeadm_config as kconf
-from kubernetes_mgmt_lab.emulated.flags import Flag, Parsed
+from kubernetes_mgmt_lab.emulated.flags import Parsed
 from kubernetes_mgmt_lab.emulated.host import host_path
 from kubernetes_mgmt_lab.emulated.runner import (
     CommandError,
@@ -26,20 +27,6 @@ from kubernetes_mgmt_lab.emulated.runner import (
     checkpoint,
 )
 
-FLAGS = [
-    Flag('config'), Flag('pod-network-cidr'), Flag('service-cidr'),
-    Flag('control-plane-endpoint'), Flag('apiserver-advertise-address'),
-    Flag('apiserver-bind-port'), Flag('node-name'),
-    Flag('kubernetes-version'), Flag('token'), Flag('token-ttl'),
-    Flag('upload-certs', value=False), Flag('certificate-key'),
-    Flag('cri-socket'), Flag('image-repository'),
-    Flag('apiserver-cert-extra-sans'), Flag('service-dns-domain'),
-    Flag('skip-token-print', value=False),
-    Flag('skip-certificate-key-print', value=False),
-    Flag('ignore-preflight-errors', multi=True),
-    Flag('skip-phases', multi=True), Flag('dry-run', value=False),
-    Flag('patches'), Flag('feature-gates'),
-]
 # Flags kubeadm accepts next to --config.
 MIXABLE = {'config', 'ignore-preflight-errors', 'upload-certs',
            'skip-phases', 'skip-token-print', 'skip-certificate-key-print',
@@ -62,7 +49,7 @@ def settings_from(ctx: Context, opts: Parsed) -> kconf.InitSettings:
         mixed = sorted(set(opts.values) - MIXABLE)
         if mixed:
             raise CommandError(f"can not mix '--config' with arguments "
-                               f'{mixed}\n{common.STACK_HINT}')
+                               f'{mixed}\n{kcli.STACK_HINT}')
         kconf.apply_init_docs(s, kconf.load_docs(opts.get('config')))
     else:
         s.pod_subnet = opts.get('pod-network-cidr')
@@ -102,8 +89,8 @@ def _preflight(ctx: Context, s: kconf.InitSettings, version: str) -> None:
              is not None, f'Port-{s.bind_port}',
              f'Port {s.bind_port} is in use')
     kubelet = packages.kube_version(ctx, 'kubelet')
-    pf.check(common.version_tuple(kubelet)[:2] <=
-             common.version_tuple(version)[:2], 'KubeletVersion',
+    pf.check(kcli.version_tuple(kubelet)[:2] <=
+             kcli.version_tuple(version)[:2], 'KubeletVersion',
              f'the kubelet version is higher than the control plane '
              f'version. This is not a supported version skew and may lead '
              f'to a malfunctional cluster. Kubelet version: "{kubelet}" '
@@ -126,7 +113,7 @@ def _live_control_plane(state: dict) -> str | None:
 def _refuse_second_cluster(ctx: Context) -> None:
     live = _live_control_plane(store.read(ctx.cluster_dir))
     if live:
-        raise common.fail(
+        raise kcli.fail(
             'preflight', f'a cluster is already initialized in this lab '
             f'(control plane on {live} is serving); join this node with '
             '"kubeadm join" instead of a second "kubeadm init"')
@@ -235,7 +222,7 @@ def _wait_endpoint(ctx: Context, s: kconf.InitSettings) -> None:
     host, port = kconf.split_endpoint(_endpoint(s))
     why = common.wait_reachable(host, port, ctx.config.join_timeout)
     if why is not None:
-        raise common.fail(
+        raise kcli.fail(
             'upload-config/kubeadm', 'error uploading the kubeadm '
             f'ClusterConfiguration: Post "https://{host}:{port}/api/v1/'
             f'namespaces/kube-system/configmaps?timeout=10s": '
@@ -244,7 +231,7 @@ def _wait_endpoint(ctx: Context, s: kconf.InitSettings) -> None:
 
 def run_init(ctx: Context, opts: Parsed) -> int:
     s = settings_from(ctx, opts)
-    version = common.resolve_k8s_version(ctx, s.kubernetes_version)
+    version = kcli.resolve_k8s_version(ctx, s.kubernetes_version)
     ctx.out(f'[init] Using Kubernetes version: {version}')
     ctx.out('[preflight] Running pre-flight checks')
     _preflight(ctx, s, version)

@@ -12,9 +12,10 @@ from kubernetes_mgmt_lab.emulated import (
     tokens,
     units,
 )
+from kubernetes_mgmt_lab.emulated import kubeadm_cli as kcli
 from kubernetes_mgmt_lab.emulated import kubeadm_common as common
 from kubernetes_mgmt_lab.emulated import kubeadm_config as kconf
-from kubernetes_mgmt_lab.emulated.flags import Flag, Parsed
+from kubernetes_mgmt_lab.emulated.flags import Parsed
 from kubernetes_mgmt_lab.emulated.host import host_path
 from kubernetes_mgmt_lab.emulated.kubeadm_init import register_control_plane
 from kubernetes_mgmt_lab.emulated.runner import (
@@ -23,18 +24,6 @@ from kubernetes_mgmt_lab.emulated.runner import (
     checkpoint,
 )
 
-FLAGS = [
-    Flag('config'), Flag('token'), Flag('discovery-token'),
-    Flag('tls-bootstrap-token'), Flag('discovery-token-ca-cert-hash',
-                                      multi=True),
-    Flag('discovery-token-unsafe-skip-ca-verification', value=False),
-    Flag('control-plane', value=False), Flag('certificate-key'),
-    Flag('apiserver-advertise-address'), Flag('apiserver-bind-port'),
-    Flag('node-name'), Flag('cri-socket'),
-    Flag('ignore-preflight-errors', multi=True),
-    Flag('skip-phases', multi=True), Flag('dry-run', value=False),
-    Flag('patches'), Flag('discovery-file'),
-]
 MIXABLE = {'config', 'ignore-preflight-errors', 'skip-phases', 'dry-run',
            'patches', 'v', 'node-name'}
 IDENTITY = "couldn't validate the identity of the API Server"
@@ -46,13 +35,13 @@ def settings_from(ctx: Context, opts: Parsed) -> kconf.JoinSettings:
         mixed = sorted(set(opts.values) - MIXABLE)
         if mixed or opts.args:
             raise CommandError(f"can not mix '--config' with arguments "
-                               f'{mixed or opts.args}\n{common.STACK_HINT}')
+                               f'{mixed or opts.args}\n{kcli.STACK_HINT}')
         kconf.apply_join_docs(s, kconf.load_docs(opts.get('config')))
     else:
         if len(opts.args) != 1:
             raise CommandError('[discovery] either --discovery-token or '
                                '--discovery-file must be set with an API '
-                               f'server endpoint\n{common.STACK_HINT}')
+                               f'server endpoint\n{kcli.STACK_HINT}')
         s.endpoint = opts.args[0]
         s.token = opts.get('discovery-token') or opts.get('token') or ''
         s.ca_hashes = opts.list('discovery-token-ca-cert-hash')
@@ -69,14 +58,14 @@ def settings_from(ctx: Context, opts: Parsed) -> kconf.JoinSettings:
     if not s.token:
         raise CommandError('discovery: Invalid value: "": using token-based'
                            ' discovery without caCertHashes can be unsafe.'
-                           f'\n{common.STACK_HINT}')
+                           f'\n{kcli.STACK_HINT}')
     if not s.ca_hashes and not s.unsafe_skip_ca:
         raise CommandError(
             'discovery.bootstrapToken: Invalid value: "": using '
             'token-based discovery without caCertHashes can be unsafe. Set '
             'unsafeSkipCAVerification as true in your kubeadm config file '
             'or pass --discovery-token-unsafe-skip-ca-verification flag to '
-            f'continue\n{common.STACK_HINT}')
+            f'continue\n{kcli.STACK_HINT}')
     return s
 
 
@@ -101,7 +90,7 @@ def _discover(ctx: Context, endpoint: str) -> None:
     host, port = kconf.split_endpoint(endpoint)
     why = common.wait_reachable(host, port, ctx.config.join_timeout)
     if why is not None:
-        raise common.fail(
+        raise kcli.fail(
             'preflight', f'{IDENTITY}: Get "https://{host}:{port}/api/'
             'v1/namespaces/kube-public/configmaps/cluster-info?timeout='
             f'10s": {common.dial_error(host, port, why)}')
@@ -111,16 +100,16 @@ def _validate(ctx: Context, s: kconf.JoinSettings, state: dict) -> None:
     info = state['cluster']
     if not info.get('initialized') or not tokens.token_valid(info, s.token):
         token_id = s.token.split('.')[0]
-        raise common.fail('preflight', f'{IDENTITY}: could not find a JWS '
+        raise kcli.fail('preflight', f'{IDENTITY}: could not find a JWS '
                           'signature in the cluster-info ConfigMap for '
                           f'token ID "{token_id}"')
     if not s.unsafe_skip_ca and info['ca_hash'] not in s.ca_hashes:
-        raise common.fail('preflight', f'{IDENTITY}: cluster CA found in '
+        raise kcli.fail('preflight', f'{IDENTITY}: cluster CA found in '
                           'cluster-info ConfigMap is invalid: none of the '
                           f'public keys "{info["ca_hash"]}" are pinned')
     node = cluster.find(state, 'Node', s.node_name)
     if node is not None and cluster.is_ready(node):
-        raise common.fail('kubelet-start', f'a Node with name '
+        raise kcli.fail('kubelet-start', f'a Node with name '
                           f'"{s.node_name}" and status "Ready" already '
                           'exists in the cluster. You must delete the '
                           'existing Node or change the name of this new '
@@ -132,14 +121,14 @@ def _validate(ctx: Context, s: kconf.JoinSettings, state: dict) -> None:
 def _validate_control_plane(ctx: Context, s: kconf.JoinSettings,
                             state: dict) -> None:
     if not state['cluster'].get('control_plane_endpoint'):
-        raise common.fail(
+        raise kcli.fail(
             'preflight', '\nOne or more conditions for hosting a new '
             'control plane instance is not satisfied.\n\nunable to add a '
             "new control plane instance to a cluster that doesn't have a "
             'stable controlPlaneEndpoint address')
     if not s.certificate_key:
         if not os.path.exists(host_path(f'{common.PKI_DIR}/ca.key')):
-            raise common.fail(
+            raise kcli.fail(
                 'preflight', '\nOne or more conditions for hosting a new '
                 'control plane instance is not satisfied.\n\n[failure '
                 "loading certificate for CA: couldn't load the certificate "
@@ -149,7 +138,7 @@ def _validate_control_plane(ctx: Context, s: kconf.JoinSettings,
         _check_certificate_key(state, s.certificate_key)
     peer = f'https://{s.advertise_address}:2380'
     if any(peer in m['peerURLs'] for m in state['etcd']):
-        raise common.fail('control-plane-join/etcd', 'error creating local '
+        raise kcli.fail('control-plane-join/etcd', 'error creating local '
                           'etcd static pod manifest file: etcdserver: Peer '
                           'URLs already exists')
 
@@ -157,7 +146,7 @@ def _validate_control_plane(ctx: Context, s: kconf.JoinSettings,
 def _check_certificate_key(state: dict, key: str) -> None:
     verdict = tokens.certificate_key_state(state['cluster'], key)
     if verdict == 'expired':
-        raise common.fail(
+        raise kcli.fail(
             'control-plane-prepare/download-certs', 'error downloading '
             'certs: error downloading the secret: Secret "kubeadm-certs" '
             'was not found in the "kube-system" Namespace. This Secret '
@@ -165,7 +154,7 @@ def _check_certificate_key(state: dict, key: str) -> None:
             'upload-certs --upload-certs` on a control plane to generate '
             'a new one')
     if verdict == 'wrong':
-        raise common.fail(
+        raise kcli.fail(
             'control-plane-prepare/download-certs', 'error downloading '
             'certs: error decoding certificate key: cipher: message '
             'authentication failed')
@@ -197,8 +186,8 @@ def run_join(ctx: Context, opts: Parsed) -> int:
     info = state['cluster']
     version = info['kubernetes_version']
     kubelet = packages.kube_version(ctx, 'kubelet')
-    if common.version_tuple(kubelet)[:2] > common.version_tuple(version)[:2]:
-        raise common.fail('preflight', '[preflight] Some fatal errors '
+    if kcli.version_tuple(kubelet)[:2] > kcli.version_tuple(version)[:2]:
+        raise kcli.fail('preflight', '[preflight] Some fatal errors '
                           'occurred:\n\t[ERROR KubeletVersion]: the kubelet '
                           'version is higher than the control plane version')
     server = f'https://{info["endpoint"]}'

@@ -8,16 +8,11 @@ import shutil
 import sys
 
 from kubernetes_mgmt_lab.emulated import cluster, store, units
+from kubernetes_mgmt_lab.emulated import kubeadm_cli as kcli
 from kubernetes_mgmt_lab.emulated import kubeadm_common as common
-from kubernetes_mgmt_lab.emulated.flags import Flag, Parsed
+from kubernetes_mgmt_lab.emulated.flags import Parsed
 from kubernetes_mgmt_lab.emulated.host import host_path
 from kubernetes_mgmt_lab.emulated.runner import CommandError, Context
-
-FLAGS = [Flag('force', value=False, short='f'), Flag('cri-socket'),
-         Flag('ignore-preflight-errors', multi=True),
-         Flag('cleanup-tmp-dir', value=False), Flag('kubeconfig'),
-         Flag('skip-phases', multi=True), Flag('dry-run', value=False),
-         Flag('config')]
 
 
 def _confirm(ctx: Context) -> None:
@@ -26,7 +21,7 @@ def _confirm(ctx: Context) -> None:
     if sys.stdin.readline().strip().lower() not in ('y', 'yes'):
         raise CommandError('error execution phase preflight: won\'t '
                            'proceed; the user didn\'t answer (Y|y) in order '
-                           f'to continue\n{common.STACK_HINT}')
+                           f'to continue\n{kcli.STACK_HINT}')
 
 
 def _forget_host(ctx: Context) -> None:
@@ -70,7 +65,7 @@ def _clean_files() -> None:
 def run_reset(ctx: Context, opts: Parsed) -> int:
     if opts.args:
         raise CommandError(f'unknown command "{opts.args[0]}" for '
-                           f'"kubeadm reset"\n{common.STACK_HINT}')
+                           f'"kubeadm reset"\n{kcli.STACK_HINT}')
     if not opts.get('force'):
         _confirm(ctx)
     ctx.out('[preflight] Running pre-flight checks')

@@ -5,27 +5,16 @@ from __future__ import annotations
 import os
 import time
 
+from kubernetes_mgmt_lab.emulated import kubeadm_cli as kcli
 from kubernetes_mgmt_lab.emulated import kubeadm_common as common
 from kubernetes_mgmt_lab.emulated import kubeadm_config as kconf
 from kubernetes_mgmt_lab.emulated import objects, store, tokens
-from kubernetes_mgmt_lab.emulated.flags import Flag, Parsed
+from kubernetes_mgmt_lab.emulated.flags import Parsed
 from kubernetes_mgmt_lab.emulated.host import host_path
 from kubernetes_mgmt_lab.emulated.runner import CommandError, Context
 
-TOKEN_FLAGS = [Flag('print-join-command', value=False), Flag('ttl'),
-               Flag('description'), Flag('usages', multi=True),
-               Flag('groups', multi=True), Flag('certificate-key'),
-               Flag('kubeconfig'), Flag('config'), Flag('dry-run',
-                                                        value=False),
-               Flag('output', short='o'),
-               Flag('show-managed-fields', value=False)]
 # Flags kubeadm refuses next to --config (they set what the file does).
 CONFIG_EXCLUSIVE = {'ttl', 'description', 'usages', 'groups'}
-UPLOAD_FLAGS = [Flag('upload-certs', value=False), Flag('certificate-key'),
-                Flag('config'), Flag('kubeconfig'),
-                Flag('skip-certificate-key-print', value=False)]
-
-
 def _join_command(state: dict, token: str, cert_key: str | None) -> str:
     info = state['cluster']
     text = (f'kubeadm join {info["endpoint"]} --token {token} '
@@ -55,7 +44,7 @@ def _wanted_tokens(opts: Parsed) -> list[dict]:
     mixed = sorted(set(opts.values) & CONFIG_EXCLUSIVE)
     if mixed:
         raise CommandError(f"can not mix '--config' with arguments {mixed}"
-                           f'\n{common.STACK_HINT}')
+                           f'\n{kcli.STACK_HINT}')
     docs = kconf.load_docs(opts.get('config'))
     return [{'token': t.get('token') or None,
              'ttl': _duration(str(t.get('ttl') or '24h0m0s'),
@@ -76,7 +65,7 @@ def token_create(ctx: Context, opts: Parsed) -> int:
             created = [tokens.add_token(state['cluster'], w.pop('token'),
                                         w.pop('ttl'), **w) for w in wanted]
         except ValueError as e:
-            raise CommandError(f'{e}\n{common.STACK_HINT}') from None
+            raise CommandError(f'{e}\n{kcli.STACK_HINT}') from None
     token = created[0]
     if opts.get('print-join-command'):
         ctx.out(_join_command(state, token, opts.get('certificate-key')))
@@ -110,7 +99,7 @@ def token_delete(ctx: Context, opts: Parsed) -> int:
     if not opts.args:
         raise CommandError('missing subcommand; "token delete" is missing '
                            f'token of form "[a-z0-9]{{6}}"\n'
-                           f'{common.STACK_HINT}')
+                           f'{kcli.STACK_HINT}')
     with store.mutate(ctx.cluster_dir) as state:
         for arg in opts.args:
             token_id = arg.split('.')[0]
@@ -120,7 +109,7 @@ def token_delete(ctx: Context, opts: Parsed) -> int:
             if len(after) == len(before):
                 raise CommandError(
                     f'secrets "bootstrap-token-{token_id}" not found\n'
-                    f'{common.STACK_HINT}')
+                    f'{kcli.STACK_HINT}')
             state['cluster']['tokens'] = after
             ctx.out(f'bootstrap token "{token_id}" deleted')
     return 0
@@ -133,7 +122,7 @@ def upload_certs(ctx: Context, opts: Parsed) -> int:
         return 0
     common.require_admin(ctx, opts.get('kubeconfig'))
     if not os.path.exists(host_path(f'{common.PKI_DIR}/ca.key')):
-        raise common.fail('upload-certs', 'error uploading certs: failed '
+        raise kcli.fail('upload-certs', 'error uploading certs: failed '
                           'to load certificate: open /etc/kubernetes/pki/'
                           'ca.crt: no such file or directory')
     given = opts.get('certificate-key')
@@ -146,7 +135,7 @@ def upload_certs(ctx: Context, opts: Parsed) -> int:
         try:
             key = tokens.set_certificate_key(state['cluster'], given)
         except ValueError as e:
-            raise common.fail('upload-certs', str(e)) from None
+            raise kcli.fail('upload-certs', str(e)) from None
     ctx.out('[upload-certs] Storing the certificates in Secret '
             '"kubeadm-certs" in the "kube-system" Namespace')
     if not opts.get('skip-certificate-key-print'):

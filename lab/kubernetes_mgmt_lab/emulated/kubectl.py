@@ -54,5 +54,9 @@ def _mutating(args: list[str]) -> bool:
     return any(arg in MUTATING for arg in args)
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run('kubectl', main, mutating=_mutating, needs=('kubectl',))
+
+
+if __name__ == '__main__':
+    cli()

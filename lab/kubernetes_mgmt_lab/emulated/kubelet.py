@@ -14,6 +14,10 @@ def main(ctx: Context, args: list[str]) -> int:
                        'unit; use "systemctl start kubelet"', 1)
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run('kubelet', main, mutating=lambda a: False,
                needs=('kubelet',))
+
+
+if __name__ == '__main__':
+    cli()

@@ -26,5 +26,9 @@ def main(ctx: Context, args: list[str]) -> int:
     return 0
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run('modprobe', main)
+
+
+if __name__ == '__main__':
+    cli()

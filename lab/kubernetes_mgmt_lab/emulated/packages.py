@@ -1,10 +1,9 @@
 """The host's installed packages (a dpkg stand-in database)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kubernetes_mgmt_lab.emulated import hoststate
 
+TYPE_CHECKING = False    # as in runner: no import of typing at start-up
 if TYPE_CHECKING:
     from kubernetes_mgmt_lab.emulated.runner import Context
 

@@ -9,12 +9,15 @@ import os
 import resource
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from kubernetes_mgmt_lab.emulated import faults, packages, store
-from kubernetes_mgmt_lab.emulated.config import LabConfig
 from kubernetes_mgmt_lab.emulated.host import HostInfo
+
+TYPE_CHECKING = False    # typing's own flag costs an import of typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kubernetes_mgmt_lab.emulated.config import LabConfig
 
 
 class CommandError(Exception):
@@ -27,11 +30,14 @@ class CommandError(Exception):
         self.code = code
 
 
-@dataclass
 class Context:
-    host: HostInfo
-    argv: list[str]
-    _config: LabConfig | None = field(default=None, repr=False)
+    """The running command: its host and argv. A plain class, like
+    HostInfo, to keep dataclasses off every command's start-up."""
+
+    def __init__(self, host: HostInfo, argv: list[str]):
+        self.host = host
+        self.argv = argv
+        self._config: LabConfig | None = None
 
     @property
     def cluster_dir(self) -> str:
@@ -40,6 +46,7 @@ class Context:
     @property
     def config(self) -> LabConfig:
         if self._config is None:
+            from kubernetes_mgmt_lab.emulated.config import LabConfig
             self._config = LabConfig.load(self.cluster_dir)
         return self._config
 
@@ -53,9 +60,6 @@ class Context:
         print(text, file=sys.stderr, flush=True)
 
 
-Main = Callable[[Context, list], int]
-
-
 def checkpoint(ctx: Context, stage: str) -> None:
     """Fail here if a fault is armed for this command at ``stage``
     (``faults``): the command dies half-way, as a real one can."""
@@ -65,7 +69,8 @@ def checkpoint(ctx: Context, stage: str) -> None:
         raise CommandError(message)
 
 
-def _execute(ctx: Context, main: Main, args: list[str]) -> int:
+def _execute(ctx: Context, main: Callable[[Context, list], int],
+             args: list[str]) -> int:
     message = faults.take_fault(ctx.cluster_dir, ctx.host.name, ctx.argv)
     if message is not None:
         ctx.err(message)
@@ -80,7 +85,7 @@ def _execute(ctx: Context, main: Main, args: list[str]) -> int:
         return 141
 
 
-def run(name: str, main: Main,
+def run(name: str, main: Callable[[Context, list], int],
         mutating: Callable[[list[str]], bool] = lambda args: True,
         needs: tuple[str, ...] = ()) -> None:
     """Run ``main(ctx, args)`` as the command ``name`` and exit.

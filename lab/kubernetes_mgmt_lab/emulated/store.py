@@ -52,11 +52,13 @@ def load_json(path: str, default):
 
 
 def save_json(path: str, data) -> None:
-    # Write then rename: readers never see half a file.
+    # Write then rename: readers never see half a file. Compact, because
+    # only json's C encoder is fast and it does not indent: every
+    # mutating command saves the cluster's state (jq shows it readably).
     tmp = f'{path}.{os.getpid()}.tmp'
     with open(tmp, 'w', encoding='utf-8') as f:
         _share(f.fileno())
-        json.dump(data, f, indent=1, sort_keys=True)
+        json.dump(data, f, sort_keys=True, separators=(',', ':'))
     os.replace(tmp, path)
 
 

@@ -13,5 +13,9 @@ def main(ctx: Context, args: list[str]) -> int:
     return 0
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run('swapoff', main)
+
+
+if __name__ == '__main__':
+    cli()

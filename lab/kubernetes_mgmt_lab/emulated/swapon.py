@@ -16,5 +16,9 @@ def _mutating(args: list[str]) -> bool:
     return bool(args) and args[0] not in ('--show', '-s', '--summary')
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run('swapon', main, mutating=_mutating)
+
+
+if __name__ == '__main__':
+    cli()

@@ -91,5 +91,9 @@ def _mutating(args: list[str]) -> bool:
                for a in args)
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run('sysctl', main, mutating=_mutating)
+
+
+if __name__ == '__main__':
+    cli()

@@ -136,5 +136,9 @@ def _mutating(args: list[str]) -> bool:
     return bool(words) and words[0] not in QUERY_VERBS
 
 
-if __name__ == '__main__':
+def cli() -> None:
     runner.run('systemctl', main, mutating=_mutating)
+
+
+if __name__ == '__main__':
+    cli()

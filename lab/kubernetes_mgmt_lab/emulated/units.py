@@ -5,11 +5,11 @@ stopping nfs-server syncs and clears the export table, as its unit's
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from kubernetes_mgmt_lab.emulated import daemons, hoststate, packages
 from kubernetes_mgmt_lab.emulated.host import host_path
 
+TYPE_CHECKING = False    # as in runner: no import of typing at start-up
 if TYPE_CHECKING:
     from kubernetes_mgmt_lab.emulated.runner import Context
 

@@ -7,15 +7,24 @@ dynamic, to run unchanged: discovery, namespaced CRUD, namespaces, the
 scale subresource, pods run by tiny workload controllers, deletion with
 propagation and RBAC by bearer token. It needs no root.
 """
-from kubernetes_mgmt_lab.kube_api.controllers import Timing
-from kubernetes_mgmt_lab.kube_api.double import KubeApiDouble
-from kubernetes_mgmt_lab.kube_api.rbac import (
-    CNF_DRIVER_RULES,
-    Identity,
-    Rule,
-    cluster_admin,
-    namespace_role,
-)
+from __future__ import annotations
 
-__all__ = ['CNF_DRIVER_RULES', 'Identity', 'KubeApiDouble', 'Rule',
-           'Timing', 'cluster_admin', 'namespace_role']
+import importlib
+
+# Loaded on first use: the lab's node agents import single modules of
+# this package (the store, the controllers) on every start and should not
+# pay for the HTTP server, TLS and certificates they never use.
+_LAZY = {
+    'Timing': 'controllers', 'KubeApiDouble': 'double',
+    'CNF_DRIVER_RULES': 'rbac', 'Identity': 'rbac', 'Rule': 'rbac',
+    'cluster_admin': 'rbac', 'namespace_role': 'rbac',
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        module = importlib.import_module(f'{__name__}.{_LAZY[name]}')
+        return getattr(module, name)
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
