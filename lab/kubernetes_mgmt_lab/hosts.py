@@ -27,7 +27,7 @@ from kubernetes_mgmt_lab.hostinit import (
     START_SSHD,
     STOP_SSHD,
 )
-from kubernetes_mgmt_lab.image import write_file
+from kubernetes_mgmt_lab.image import password_hash, write_file
 from kubernetes_mgmt_lab.state import LabHost, LabState, state_path
 from kubernetes_mgmt_lab.sysrun import run
 
@@ -165,8 +165,7 @@ def _lay_down_disk(layout: Layout, state: LabState, host: LabHost) -> None:
 def set_password(host: LabHost, username: str, password: str) -> None:
     """Give the login user of this VM a password of its own (its role's,
     or the server's adminPass)."""
-    hashed = run(['openssl', 'passwd', '-6', '-stdin'],
-                 input=f'{password}\n').stdout.strip()
+    hashed = password_hash(password)
     path = disk_path(host, '/etc/shadow')
     owner = os.stat(path)
     with open(path, encoding='utf-8') as f:

@@ -52,13 +52,15 @@ def load_json(path: str, default):
 
 
 def save_json(path: str, data) -> None:
-    # Write then rename: readers never see half a file. Compact, because
-    # only json's C encoder is fast and it does not indent: every
-    # mutating command saves the cluster's state (jq shows it readably).
+    # Write then rename: readers never see half a file. One compact
+    # json.dumps, because only that uses json's C encoder (json.dump and
+    # indent take the pure-Python one): every mutating command saves the
+    # cluster's state. jq shows it readably.
+    text = json.dumps(data, sort_keys=True, separators=(',', ':'))
     tmp = f'{path}.{os.getpid()}.tmp'
     with open(tmp, 'w', encoding='utf-8') as f:
         _share(f.fileno())
-        json.dump(data, f, sort_keys=True, separators=(',', ':'))
+        f.write(text)
     os.replace(tmp, path)
 
 
