@@ -146,12 +146,16 @@ wait_for() {
 # put_file PATH MODE [VALIDATOR ARGS...] < content
 # Replaces PATH only when the content differs (atomically, via a file in
 # the same directory; VALIDATOR ARGS TMPFILE must accept it first).
-# Sets CHANGED=1 when it wrote, 0 otherwise.
+# Sets CHANGED=1 when it wrote, 0 otherwise. PATH is absolute; its
+# directory comes from parameter expansion, not dirname: a prepare writes
+# about ten files and every process it starts counts on a small VM.
 put_file() {
     local path=$1 mode=$2 dir
     shift 2
-    dir=$(dirname "$path")
-    mkdir -p "$dir"
+    [[ $path == /?* ]] || die "put_file needs an absolute path: $path"
+    dir=${path%/*}
+    dir=${dir:-/}
+    [[ -d $dir ]] || mkdir -p "$dir"
     PENDING=$(mktemp "$dir/.kmgmt.XXXXXX")
     cat >"$PENDING"
     if [[ -f $path ]] && cmp -s "$PENDING" "$path"; then
@@ -195,7 +199,7 @@ SECRET_PATHS=()
 # Under the install lock: no other run can be using SECRET_DIR.
 clear_secrets_left_behind() {
     local path
-    rm -rf "$SECRET_DIR"
+    if [[ -e $SECRET_DIR ]]; then rm -rf "$SECRET_DIR"; fi
     for path in "${LEGACY_SECRET_FILES[@]}"; do remove_file "$path"; done
 }
 
@@ -813,11 +817,12 @@ setup_mirrors() {
 
 start_services() {
     step 'services'
-    if (( CONTAINERD_CHANGED )) && systemctl is-active --quiet containerd; then
+    # restart starts a stopped unit too: one check less per service.
+    if ! systemctl is-enabled --quiet containerd; then systemctl enable containerd; fi
+    if (( CONTAINERD_CHANGED )); then
         systemctl restart containerd
-    fi
-    if ! systemctl is-enabled --quiet containerd || ! systemctl is-active --quiet containerd; then
-        systemctl enable --now containerd
+    elif ! systemctl is-active --quiet containerd; then
+        systemctl start containerd
     fi
     # Until kubeadm configures it the kubelet restarts in a loop: by design.
     if ! systemctl is-enabled --quiet kubelet; then systemctl enable --now kubelet; fi
@@ -1451,13 +1456,16 @@ refuse_half_finished() { # init|join
 
 role_status() {
     step 'facts'
-    local f files api=0
+    local f name line version files api=0
     printf 'CONTRACT_VERSION=%s\n' "$CONTRACT_VERSION" >&3
     if [[ -d $DONE_DIR ]]; then
         for f in "$DONE_DIR"/*; do
             [[ -f $f ]] || continue
-            printf 'DONE_%s=%s\n' "$(basename "$f" | tr 'a-z-' 'A-Z_')" \
-                "$(sed -n 's/^CONTRACT_VERSION=\([0-9]*\)$/\1/p' "$f")" >&3
+            name=${f##*/} name=${name^^} version=''
+            while IFS= read -r line || [[ -n $line ]]; do
+                if [[ $line =~ ^CONTRACT_VERSION=([0-9]*)$ ]]; then version=${BASH_REMATCH[1]}; fi
+            done <"$f"
+            printf 'DONE_%s=%s\n' "${name//-/_}" "$version" >&3
         done
     fi
     files=$(kubeadm_files | paste -sd, -)
@@ -1493,7 +1501,7 @@ main() {
     exec 4>&2
     exec 2> >(redact_stream >&4) 1>&2 4>&-
     (( EUID == 0 )) || die 'must run as root'
-    mkdir -p "$STATE_DIR"
+    [[ -d $STATE_DIR ]] || mkdir -p "$STATE_DIR"
     exec 9>"$STATE_DIR/install.lock"
     flock -w "$DEADLINE" 9 || die 'another install_k8s_cluster.sh run holds the lock'
     WORK=$(mktemp -d)
