@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
 
 from kubernetes_mgmt.vnf_package.layout import cnf_package_dir
 from kubernetes_mgmt_lab.emulated.cluster_api import read_audit_log
@@ -274,18 +276,26 @@ def test_heal_a_master_while_the_cnf_is_served_through_the_vip(story):
         f.write(story.ca_pem)
     url = (f'{story.auth_url}/apis/apps/v1/namespaces/{NS}/deployments/'
            'web')
-    answers: list[int] = []
+    answers: list[int | str] = []    # a status code, or what failed
     stop = threading.Event()
+
+    retried: list[int] = []
 
     def watch_the_cnf() -> None:
         with requests.Session() as http:
+            # Retries as the kubernetes client's (Tacker's, the CNF
+            # driver's): urllib3's default, up to 3 on a lost connection,
+            # e.g. a kept-alive one the removed API server closed.
+            http.mount('https://', HTTPAdapter(max_retries=Retry(3)))
             http.headers['Authorization'] = f'Bearer {story.token}'
             while not stop.is_set():
                 try:
-                    answers.append(http.get(url, verify=ca,
-                                            timeout=5).status_code)
-                except requests.RequestException:
-                    answers.append(0)
+                    answer = http.get(url, verify=ca, timeout=5)
+                    answers.append(answer.status_code)
+                    if answer.raw.retries and answer.raw.retries.history:
+                        retried.append(len(answers) - 1)
+                except requests.RequestException as exc:
+                    answers.append(f'{type(exc).__name__}: {exc}')
                 stop.wait(0.2)
 
     worker = threading.Thread(target=watch_the_cnf)
@@ -295,9 +305,12 @@ def test_heal_a_master_while_the_cnf_is_served_through_the_vip(story):
     finally:
         stop.set()
         worker.join()
+    failed = [(i, a) for i, a in enumerate(answers) if a != 200]
     print(f'\n{len(answers)} reads of the CNF through the VIP during the '
-          f'heal, {sum(a != 200 for a in answers)} failed')
-    assert answers and all(a == 200 for a in answers), answers
+          f'heal, {len(failed)} failed, {len(retried)} retried {retried}')
+    assert answers and not failed, \
+        f'(read, answer) of {len(answers)} reads: {failed}'
+
     assert len(ready_nodes(story)) == 5
     assert web_replicas(story) == (2, 2)
 
