@@ -277,9 +277,8 @@ def test_heal_a_master_while_the_cnf_is_served_through_the_vip(story):
     url = (f'{story.auth_url}/apis/apps/v1/namespaces/{NS}/deployments/'
            'web')
     answers: list[int | str] = []    # a status code, or what failed
+    retried: list[int] = []           # reads the client sent again
     stop = threading.Event()
-
-    retried: list[int] = []
 
     def watch_the_cnf() -> None:
         with requests.Session() as http:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import importlib
 import os
 
+from kubernetes_mgmt_lab import lazy
+
 # Every emulated command imports this package first; its helpers are
 # loaded on first use so a command pays only for the modules it needs
 # (17 VMs share two cores in a benchmark).
@@ -24,13 +26,7 @@ _LAZY = {
     'expire_certificate_key': 'view', 'expire_tokens': 'view',
     'reset_cluster': 'view', 'set_host_down': 'view',
 }
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        module = importlib.import_module(f'{__name__}.{_LAZY[name]}')
-        return getattr(module, name)
-    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+__getattr__ = lazy.exports(__name__, _LAZY)
 
 
 PACKAGE = 'kubernetes_mgmt_lab.emulated'

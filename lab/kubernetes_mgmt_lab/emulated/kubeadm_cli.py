@@ -88,11 +88,13 @@ JOIN_FLAGS = [
     Flag('patches'), Flag('discovery-file'),
 ]
 
-RESET_FLAGS = [Flag('force', value=False, short='f'), Flag('cri-socket'),
-         Flag('ignore-preflight-errors', multi=True),
-         Flag('cleanup-tmp-dir', value=False), Flag('kubeconfig'),
-         Flag('skip-phases', multi=True), Flag('dry-run', value=False),
-         Flag('config')]
+RESET_FLAGS = [
+    Flag('force', value=False, short='f'), Flag('cri-socket'),
+    Flag('ignore-preflight-errors', multi=True),
+    Flag('cleanup-tmp-dir', value=False), Flag('kubeconfig'),
+    Flag('skip-phases', multi=True), Flag('dry-run', value=False),
+    Flag('config'),
+]
 
 TOKEN_FLAGS = [Flag('print-join-command', value=False), Flag('ttl'),
                Flag('description'), Flag('usages', multi=True),

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
     from kubernetes_mgmt_lab.emulated.config import LabConfig
 
+    Main = Callable[['Context', list], int]
+
 
 class CommandError(Exception):
     """Ends the command: ``message`` goes to stderr, ``code`` is the exit
@@ -69,8 +71,7 @@ def checkpoint(ctx: Context, stage: str) -> None:
         raise CommandError(message)
 
 
-def _execute(ctx: Context, main: Callable[[Context, list], int],
-             args: list[str]) -> int:
+def _execute(ctx: Context, main: Main, args: list[str]) -> int:
     message = faults.take_fault(ctx.cluster_dir, ctx.host.name, ctx.argv)
     if message is not None:
         ctx.err(message)
@@ -85,7 +86,7 @@ def _execute(ctx: Context, main: Callable[[Context, list], int],
         return 141
 
 
-def run(name: str, main: Callable[[Context, list], int],
+def run(name: str, main: Main,
         mutating: Callable[[list[str]], bool] = lambda args: True,
         needs: tuple[str, ...] = ()) -> None:
     """Run ``main(ctx, args)`` as the command ``name`` and exit.

@@ -9,7 +9,7 @@ propagation and RBAC by bearer token. It needs no root.
 """
 from __future__ import annotations
 
-import importlib
+from kubernetes_mgmt_lab import lazy
 
 # Loaded on first use: the lab's node agents import single modules of
 # this package (the store, the controllers) on every start and should not
@@ -21,10 +21,4 @@ _LAZY = {
 }
 
 __all__ = sorted(_LAZY)
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        module = importlib.import_module(f'{__name__}.{_LAZY[name]}')
-        return getattr(module, name)
-    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+__getattr__ = lazy.exports(__name__, _LAZY)
