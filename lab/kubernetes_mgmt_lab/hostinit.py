@@ -1,7 +1,8 @@
 """The init of one lab host: ``python -m kubernetes_mgmt_lab.hostinit``.
 
-Runs inside the host's namespaces, starts the host's OpenSSH server and, as
-a child subreaper, reaps every orphan of the host (daemons that sessions
+Runs inside the host's namespaces, starts the host's OpenSSH server and
+the agent that runs its emulated commands (``emulated.agent``) and, as a
+child subreaper, reaps every orphan of the host (daemons that sessions
 start) the way a VM's init does; this machine's PID 1 may not reap.
 Signals: SIGUSR1 starts sshd, SIGUSR2 stops it, SIGTERM stops the host.
 """
@@ -42,6 +43,7 @@ def _reaped_within(pid: int, seconds: float) -> bool:
 class HostInit:
     def __init__(self, sshd_delay: float):
         self.sshd_pid: int | None = None
+        self.agent_pid: int | None = None
         # When a delayed sshd start is due (a slowly booting VM).
         self.sshd_due: float | None = time.monotonic() + sshd_delay
 
@@ -66,6 +68,29 @@ class HostInit:
         _log(f'sshd stopped, pid {self.sshd_pid}')
         self.sshd_pid = None
 
+    def start_agent(self) -> None:
+        """The command agent, forked from this process (which has Python
+        started already). Without it the commands start from scratch:
+        slower, not different."""
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                from kubernetes_mgmt_lab.emulated import agent
+                agent.serve()
+            except BaseException as e:
+                _log(f'command agent failed: {e!r}')
+            finally:
+                os._exit(code)
+        self.agent_pid = pid
+        _log(f'command agent started, pid {pid}')
+
+    def stop_agent(self) -> None:
+        if self.agent_pid is not None:
+            os.kill(self.agent_pid, signal.SIGKILL)
+            _reaped_within(self.agent_pid, 5.0)
+            self.agent_pid = None
+
     def reap(self) -> None:
         while True:
             try:
@@ -77,8 +102,12 @@ class HostInit:
             if pid == self.sshd_pid:
                 _log(f'sshd exited, pid {pid}')
                 self.sshd_pid = None
+            elif pid == self.agent_pid:
+                _log(f'command agent exited, pid {pid}')
+                self.agent_pid = None
 
     def run(self) -> int:
+        self.start_agent()
         while True:
             timeout = None
             if self.sshd_due is not None:
@@ -95,6 +124,7 @@ class HostInit:
                 self.stop_sshd()
             else:
                 self.stop_sshd()
+                self.stop_agent()
                 return 0
 
 

@@ -198,7 +198,7 @@ def _generate_host_keys(host: LabHost) -> None:
 def _install_emulated(bin_dir: str) -> None:
     install = _emulated_installer()
     if install is not None:
-        install(bin_dir, python_for_hosts())
+        install(bin_dir, python_for_hosts(), agent=True)
 
 
 @functools.lru_cache(maxsize=1)

@@ -46,6 +46,7 @@ __all__ = [
     'COMMANDS',
     'ClusterView',
     'LabConfig',
+    'agent_wrapper_script',
     'clear_faults',
     'expire_certificate_key',
     'expire_tokens',
@@ -93,17 +94,36 @@ def import_paths() -> list[str]:
     return list(dict.fromkeys(os.path.realpath(p) for p in paths))
 
 
-def install_commands(bin_dir: str, python: str) -> None:
+def agent_wrapper_script(command: str, client: str) -> str:
+    """The host's ``command`` run by the host's command agent
+    (``agent``) through its client, the executable ``client``."""
+    import shlex
+    module = f'{PACKAGE}.{COMMANDS[command]}'
+    return ('#!/bin/sh\n'
+            f'# lab stand-in for {command} (kubernetes_mgmt emulation), '
+            'run by the host\'s command agent\n'
+            f'exec {shlex.quote(client)} {shlex.quote(command)} {module} '
+            '"$@"\n')
+
+
+def install_commands(bin_dir: str, python: str, agent: bool = False) -> None:
     """Write the stand-in commands into ``bin_dir`` (a host's private
-    /usr/local/bin), each running its module's ``cli()``."""
+    /usr/local/bin), each running its module's ``cli()``: through the
+    host's command agent with ``agent`` (a lab host, whose init runs one)
+    if this machine can build its client, else in a new interpreter."""
     if not os.path.isabs(python):
         raise ValueError(f'python must be an absolute path: {python!r}')
     os.makedirs(bin_dir, exist_ok=True)
     paths = import_paths()
+    client = None
+    if agent:
+        from kubernetes_mgmt_lab.emulated.agent_client import client_path
+        client = client_path(python, paths)
     for command in COMMANDS:
         path = os.path.join(bin_dir, command)
         tmp = f'{path}.tmp'
         with open(tmp, 'w', encoding='utf-8') as f:
-            f.write(wrapper_script(command, python, paths))
+            f.write(agent_wrapper_script(command, client) if client
+                    else wrapper_script(command, python, paths))
         os.chmod(tmp, 0o755)  # noqa: S103 - commands must be executable
         os.replace(tmp, path)

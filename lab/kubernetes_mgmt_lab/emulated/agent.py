@@ -1,0 +1,298 @@
+"""A lab host's command agent: the emulated commands, forked from one warm
+Python process.
+
+Starting an interpreter and importing a stand-in costs ~25 ms of CPU
+before the command does anything; a cluster's install runs hundreds of
+commands on the lab's two cores. The host's init (``hostinit``) starts
+this agent inside the host's namespaces. The commands' wrappers exec the
+``klab-run`` client (``klab_run.c``), which connects to ``SOCKET`` and
+sends its umask with its standard streams attached. The agent takes the
+rest from the kernel: the client's user and groups, command line,
+environment and working directory. It forks; the child becomes that
+command (identity, streams, directory, environment) and runs the
+stand-in's ``cli()`` with the modules earlier commands imported already
+in memory. The child's exit status, or the signal that ended it, goes
+back to the client, which ends the same way; the signals the client gets
+are passed on, and a client that dies takes its command with it.
+
+The agent learns: a child tells it which modules the command imported,
+and the agent imports them too, so that the next such command finds them
+loaded (kubeadm's join, for instance, needs cryptography and YAML).
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import os
+import selectors
+import signal
+import socket
+import struct
+import sys
+import traceback
+
+from kubernetes_mgmt_lab.emulated import COMMANDS, PACKAGE
+
+SOCKET = '/run/klab-agent.sock'
+MODULES = frozenset(f'{PACKAGE}.{m}' for m in COMMANDS.values())
+# Imported before the first fork: every stand-in, and what kubeadm loads
+# per sub-command (cryptography, YAML, the API server: ~0.2 s of CPU
+# that each node's join would otherwise pay, as it runs only once there).
+PRELOAD = (*sorted(MODULES), *(f'{PACKAGE}.{m}' for m in (
+    'kubeadm_init', 'kubeadm_join', 'kubeadm_reset', 'kubeadm_token',
+    'apiserver')))
+REQUEST_TIMEOUT = 10.0
+PIPE_BYTES = 60000      # under a pipe's 64 KiB: a child never blocks
+_UCRED = struct.Struct('3i')     # pid, uid, gid (SO_PEERCRED)
+
+
+class Request:
+    """One command a client asked for."""
+
+    def __init__(self, conn: socket.socket, fds: list[int], umask: int):
+        self.conn = conn
+        self.fds = fds
+        self.umask = umask
+        raw = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                              _UCRED.size)
+        self.pid, self.uid, self.gid = _UCRED.unpack(raw)
+        argv = _proc_strings(self.pid, 'cmdline')
+        if len(argv) < 3 or argv[2] not in MODULES:
+            raise ValueError(f'not a lab command: {argv[1:3]}')
+        self.name, self.module, self.args = argv[1], argv[2], argv[3:]
+        self.env = dict(e.partition('=')[::2]
+                        for e in _proc_strings(self.pid, 'environ'))
+        self.groups = _groups(self.pid)
+
+
+class Running:
+    """A forked command, the client waiting for it, and the pipe on which
+    the command names the modules it imported."""
+
+    def __init__(self, request: Request, pid: int, imported: int):
+        self.conn = request.conn
+        self.pid = pid
+        self.pidfd = os.pidfd_open(pid)
+        self.imported = imported
+        self.client_gone = False
+
+
+def _proc_strings(pid: int, name: str) -> list[str]:
+    with open(f'/proc/{pid}/{name}', 'rb') as f:
+        raw = f.read()
+    return [os.fsdecode(s) for s in raw.split(b'\0')[:-1]]
+
+
+def _groups(pid: int) -> list[int]:
+    with open(f'/proc/{pid}/status', encoding='ascii') as f:
+        for line in f:
+            if line.startswith('Groups:'):
+                return [int(g) for g in line.split()[1:]]
+    return []
+
+
+def _log(message: str) -> None:
+    print(f'agent: {message}', file=sys.stderr, flush=True)
+
+
+def _receive(conn: socket.socket) -> Request:
+    conn.settimeout(REQUEST_TIMEOUT)
+    data, fds, _, _ = socket.recv_fds(conn, 64, 3)
+    try:
+        if len(fds) != 3 or not data.endswith(b'\n'):
+            raise ValueError('malformed request')
+        return Request(conn, fds, int(data, 8))
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+
+
+def _become(request: Request, keep: int) -> None:
+    """In the child: take the client's streams, directory, identity and
+    environment, and drop every descriptor of the agent but ``keep``."""
+    for target, fd in enumerate(request.fds):
+        os.dup2(fd, target)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, os.sysconf('SC_OPEN_MAX'))
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.chdir(f'/proc/{request.pid}/cwd')
+    os.umask(request.umask)
+    if (request.uid, request.gid) != (os.getuid(), os.getgid()):
+        os.setgroups(request.groups)
+        os.setgid(request.gid)
+        os.setuid(request.uid)
+    os.environ.clear()
+    os.environ.update(request.env, KLAB_ARGV0=request.name)
+    sys.argv = [request.name, *request.args]
+
+
+def _run_child(request: Request, imported: int) -> int:
+    loaded = set(sys.modules)
+    try:
+        _become(request, imported)
+        sys.modules[request.module].cli()
+        code = 0
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            code = e.code or 0
+        else:
+            print(e.code, file=sys.stderr)
+            code = 1
+    except BaseException:   # as an interpreter would report it
+        traceback.print_exc()
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:
+            pass
+    _report_imports(imported, set(sys.modules) - loaded)
+    return code
+
+
+def _report_imports(pipe: int, names: set[str]) -> None:
+    """Name the new modules on the (non-blocking) pipe, as much as fits
+    in its buffer: the agent reads it only once this child has ended."""
+    try:
+        os.write(pipe, '\n'.join(sorted(names)).encode()[:PIPE_BYTES])
+    except OSError:
+        pass
+
+
+def _learn(pipe: int, failed: set[str]) -> None:
+    """Import what an ended command reported (see ``_report_imports``);
+    a name that does not import is not tried again."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(pipe, PIPE_BYTES)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(pipe)
+    for name in b''.join(chunks).decode(errors='replace').split('\n'):
+        if name and name not in sys.modules and name not in failed:
+            try:
+                importlib.import_module(name)
+                _log(f'learnt {name}')
+            except Exception:   # only a warm-up: the command imports it
+                failed.add(name)
+    gc.freeze()
+
+
+def _start(request: Request) -> Running:
+    try:
+        importlib.import_module(request.module)   # warm for the next
+        read_end, write_end = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        pid = os.fork()
+        if pid == 0:
+            os._exit(_run_child(request, write_end))
+        os.close(write_end)
+    finally:
+        for fd in request.fds:
+            os.close(fd)
+    request.conn.setblocking(False)
+    return Running(request, pid, read_end)
+
+
+class Agent:
+    def __init__(self, path: str):
+        self.failed_imports: set[str] = set()
+        self.selector = selectors.DefaultSelector()
+        self.listener = _listen(path)
+        self.selector.register(self.listener, selectors.EVENT_READ)
+
+    def serve(self) -> None:
+        while True:
+            for key, _ in self.selector.select():
+                if key.fileobj is self.listener:
+                    self._accept()
+                elif key.fileobj is key.data.conn:
+                    self._from_client(key.data)
+                else:
+                    self._ended(key.data)
+
+    def _accept(self) -> None:
+        conn, _ = self.listener.accept()
+        try:
+            running = _start(_receive(conn))
+        except Exception as e:   # a bad request must not end the agent
+            _log(f'request refused: {e!r}')
+            # The client then starts the command without the agent.
+            with contextlib.suppress(OSError):
+                conn.sendall(b'refused\n')
+            conn.close()
+            return
+        self.selector.register(conn, selectors.EVENT_READ, running)
+        self.selector.register(running.pidfd, selectors.EVENT_READ, running)
+
+    def _from_client(self, running: Running) -> None:
+        """Signal numbers, one byte each; end of file: the client died,
+        and its command dies with it."""
+        try:
+            data = running.conn.recv(64)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b''
+        for sig in data:
+            _kill(running.pid, sig)
+        if not data:
+            running.client_gone = True
+            self.selector.unregister(running.conn)
+            _kill(running.pid, signal.SIGKILL)
+
+    def _ended(self, running: Running) -> None:
+        _, status = os.waitpid(running.pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        self.selector.unregister(running.pidfd)
+        os.close(running.pidfd)
+        if not running.client_gone:
+            self.selector.unregister(running.conn)
+            reply = f'exit {code}\n' if code >= 0 else f'signal {-code}\n'
+            try:
+                running.conn.setblocking(True)
+                running.conn.sendall(reply.encode())
+            except OSError:
+                pass
+        running.conn.close()
+        _learn(running.imported, self.failed_imports)
+
+
+def _kill(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (OSError, ValueError):
+        pass    # gone already, or not a signal
+
+
+def _listen(path: str) -> socket.socket:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    # Every user of the host runs commands (as themselves).
+    os.chmod(path, 0o666)  # noqa: S103
+    listener.listen(64)
+    return listener
+
+
+def serve(path: str = SOCKET) -> None:
+    """Serve the host's commands until killed."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    agent = Agent(path)     # clients wait in the backlog meanwhile
+    for name in PRELOAD:
+        importlib.import_module(name)
+    gc.freeze()     # fewer copied pages in the children
+    agent.serve()
+
+
+if __name__ == '__main__':
+    serve(*sys.argv[1:])
