@@ -10,14 +10,11 @@ sends its umask with its standard streams attached. The agent takes the
 rest from the kernel: the client's user and groups, command line,
 environment and working directory. It forks; the child becomes that
 command (identity, streams, directory, environment) and runs the
-stand-in's ``cli()`` with the modules earlier commands imported already
-in memory. The child's exit status, or the signal that ended it, goes
-back to the client, which ends the same way; the signals the client gets
-are passed on, and a client that dies takes its command with it.
-
-The agent learns: a child tells it which modules the command imported,
-and the agent imports them too, so that the next such command finds them
-loaded (kubeadm's join, for instance, needs cryptography and YAML).
+stand-in's ``cli()``, every module it needs imported already (the agent
+loads them when it starts, while the host boots). The child's exit
+status, or the signal that ended it, goes back to the client, which ends
+the same way; the signals the client gets are passed on, and a client
+that dies takes its command with it.
 """
 from __future__ import annotations
 
@@ -43,7 +40,6 @@ PRELOAD = (*sorted(MODULES), *(f'{PACKAGE}.{m}' for m in (
     'kubeadm_init', 'kubeadm_join', 'kubeadm_reset', 'kubeadm_token',
     'apiserver')))
 REQUEST_TIMEOUT = 10.0
-PIPE_BYTES = 60000      # under a pipe's 64 KiB: a child never blocks
 _UCRED = struct.Struct('3i')     # pid, uid, gid (SO_PEERCRED)
 
 
@@ -67,14 +63,12 @@ class Request:
 
 
 class Running:
-    """A forked command, the client waiting for it, and the pipe on which
-    the command names the modules it imported."""
+    """A forked command and the client waiting for it."""
 
-    def __init__(self, request: Request, pid: int, imported: int):
+    def __init__(self, request: Request, pid: int):
         self.conn = request.conn
         self.pid = pid
         self.pidfd = os.pidfd_open(pid)
-        self.imported = imported
         self.client_gone = False
 
 
@@ -109,13 +103,12 @@ def _receive(conn: socket.socket) -> Request:
         raise
 
 
-def _become(request: Request, keep: int) -> None:
+def _become(request: Request) -> None:
     """In the child: take the client's streams, directory, identity and
-    environment, and drop every descriptor of the agent but ``keep``."""
+    environment, and drop every descriptor of the agent."""
     for target, fd in enumerate(request.fds):
         os.dup2(fd, target)
-    os.closerange(3, keep)
-    os.closerange(keep + 1, os.sysconf('SC_OPEN_MAX'))
+    os.closerange(3, os.sysconf('SC_OPEN_MAX'))
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.chdir(f'/proc/{request.pid}/cwd')
@@ -129,10 +122,9 @@ def _become(request: Request, keep: int) -> None:
     sys.argv = [request.name, *request.args]
 
 
-def _run_child(request: Request, imported: int) -> int:
-    loaded = set(sys.modules)
+def _run_child(request: Request) -> int:
     try:
-        _become(request, imported)
+        _become(request)
         sys.modules[request.module].cli()
         code = 0
     except SystemExit as e:
@@ -149,60 +141,23 @@ def _run_child(request: Request, imported: int) -> int:
             stream.flush()
         except OSError:
             pass
-    _report_imports(imported, set(sys.modules) - loaded)
     return code
-
-
-def _report_imports(pipe: int, names: set[str]) -> None:
-    """Name the new modules on the (non-blocking) pipe, as much as fits
-    in its buffer: the agent reads it only once this child has ended."""
-    try:
-        os.write(pipe, '\n'.join(sorted(names)).encode()[:PIPE_BYTES])
-    except OSError:
-        pass
-
-
-def _learn(pipe: int, failed: set[str]) -> None:
-    """Import what an ended command reported (see ``_report_imports``);
-    a name that does not import is not tried again."""
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(pipe, PIPE_BYTES)
-        except BlockingIOError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(pipe)
-    for name in b''.join(chunks).decode(errors='replace').split('\n'):
-        if name and name not in sys.modules and name not in failed:
-            try:
-                importlib.import_module(name)
-                _log(f'learnt {name}')
-            except Exception:   # only a warm-up: the command imports it
-                failed.add(name)
-    gc.freeze()
 
 
 def _start(request: Request) -> Running:
     try:
-        importlib.import_module(request.module)   # warm for the next
-        read_end, write_end = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         pid = os.fork()
         if pid == 0:
-            os._exit(_run_child(request, write_end))
-        os.close(write_end)
+            os._exit(_run_child(request))
     finally:
         for fd in request.fds:
             os.close(fd)
     request.conn.setblocking(False)
-    return Running(request, pid, read_end)
+    return Running(request, pid)
 
 
 class Agent:
     def __init__(self, path: str):
-        self.failed_imports: set[str] = set()
         self.selector = selectors.DefaultSelector()
         self.listener = _listen(path)
         self.selector.register(self.listener, selectors.EVENT_READ)
@@ -261,7 +216,6 @@ class Agent:
             except OSError:
                 pass
         running.conn.close()
-        _learn(running.imported, self.failed_imports)
 
 
 def _kill(pid: int, sig: int) -> None:
