@@ -31,8 +31,8 @@ ssh_opts = [
                help='Default seconds a remote command may run; then its '
                     'process group is killed on the VM.'),
     cfg.IntOpt('sftp_timeout', default=120, min=1,
-               help='Seconds one file transfer to or from a VM (SFTP) may '
-                    'take.'),
+               help='Seconds one file transfer to or from a VM (SFTP, or '
+                    'sudo install for a root file) may take.'),
     cfg.IntOpt('install_timeout', default=1800, min=1,
                help='Seconds a node installation step may run.'),
     cfg.BoolOpt('host_key_checking', default=True,

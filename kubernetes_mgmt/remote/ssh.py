@@ -20,7 +20,6 @@ import select
 import shlex
 import threading
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -139,25 +138,19 @@ class SshSession:
                timeout: float | None = None) -> None:
         """Write ``data`` to ``remote_path`` (creating parent directories).
 
-        With ``sudo`` the file goes to a private temporary file first and is
-        then installed as root, so the login user never owns a root file.
-        The transfer fails after ``timeout`` (``sftp_timeout``) seconds.
+        With ``sudo`` root's ``install`` reads the data from stdin: the
+        login user never owns a root file, and no copy of it is left
+        anywhere when the upload fails half-way. The transfer fails after
+        ``timeout`` (``sftp_timeout``) seconds.
         """
         payload = _as_bytes(data) or b''
         if not sudo or self._is_root():
             self._transfer(step, f'write {remote_path}', timeout,
                        lambda t: _sftp_write(t, payload, remote_path, mode))
             return
-        home = self._transfer(step, 'find the home directory', timeout,
-                          lambda t: t.call(t.sftp.normalize, '.'))
-        tmp = posixpath.join(home, f'.kmgmt-{uuid.uuid4().hex}')
-        self._transfer(step, f'write {tmp}', timeout,
-                   lambda t: _sftp_write(t, payload, tmp, 0o600))
-        try:
-            self.run(['install', '-D', '-m', f'{mode:o}', tmp, remote_path],
-                     step=step, sudo=True)
-        finally:
-            self.run(['rm', '-f', tmp], step=step, check=False)
+        self.run(['install', '-D', '-m', f'{mode:o}', '/dev/stdin',
+                  remote_path], step=step, sudo=True, input=payload,
+                 timeout=timeout or CONF.kubernetes_mgmt.sftp_timeout)
 
     def read_file(self, remote_path: str, *, step: str,
                   sudo: bool = False, timeout: float | None = None) -> bytes:

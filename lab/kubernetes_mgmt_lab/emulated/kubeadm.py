@@ -39,8 +39,8 @@ def _version(ctx: Context, opts: Parsed) -> int:
     elif out == 'json':
         ctx.out(json.dumps({'clientVersion': info}, indent=2))
     elif out == 'yaml':
-        import yaml
-        ctx.out(yaml.safe_dump({'clientVersion': info}))
+        from kubernetes_mgmt_lab.emulated import yamlio
+        ctx.out(yamlio.dump({'clientVersion': info}))
     elif out:
         raise CommandError(f'invalid output format: {out}\n'
                            f'{kcli.STACK_HINT}')

@@ -8,14 +8,13 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 
-import yaml
-
 from kubernetes_mgmt.remote.retry import wait_until
 from kubernetes_mgmt_lab.emulated import (
     kubeconfig,
     packages,
     pki,
     units,
+    yamlio,
 )
 from kubernetes_mgmt_lab.emulated.host import host_path
 from kubernetes_mgmt_lab.emulated.kubeadm_cli import STACK_HINT, fail
@@ -158,7 +157,7 @@ def write_node_files(ctx: Context, node: str, server: str,
     config.setdefault('kind', 'KubeletConfiguration')
     config.setdefault('cgroupDriver', 'systemd')
     write_text(f'{KUBELET_DIR}/config.yaml',
-               yaml.safe_dump(config, sort_keys=False), 0o644)
+               yamlio.dump(config, sort_keys=False), 0o644)
     write_text(f'{KUBELET_DIR}/kubeadm-flags.env',
                'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint='
                'unix:///var/run/containerd/containerd.sock"\n', 0o644)
@@ -168,7 +167,7 @@ def write_node_files(ctx: Context, node: str, server: str,
                  'scheduler.conf'):
         write_text(f'{K8S_DIR}/{conf}', admin_kubeconfig(ctx, server))
     for comp in COMPONENTS:
-        write_text(f'{MANIFESTS}/{comp}.yaml', yaml.safe_dump({
+        write_text(f'{MANIFESTS}/{comp}.yaml', yamlio.dump({
             'apiVersion': 'v1', 'kind': 'Pod',
             'metadata': {'name': comp, 'namespace': 'kube-system'},
             'spec': {'hostNetwork': True, 'containers': [

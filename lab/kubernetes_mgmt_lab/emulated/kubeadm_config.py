@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from kubernetes_mgmt_lab.emulated import tokens
+from kubernetes_mgmt_lab.emulated import tokens, yamlio
 from kubernetes_mgmt_lab.emulated.host import host_path
 from kubernetes_mgmt_lab.emulated.kubeadm_cli import ConfigError
 
@@ -72,7 +72,7 @@ class JoinSettings(NodeSettings):
 def load_docs(path: str) -> list[dict]:
     try:
         with open(host_path(path), encoding='utf-8') as f:
-            docs = [d for d in yaml.safe_load_all(f) if d]
+            docs = [d for d in yamlio.load_all(f) if d]
     except OSError as e:
         raise ConfigError(f'unable to read config from "{path}" : '
                           f'open {path}: {e.strerror.lower()}') from None

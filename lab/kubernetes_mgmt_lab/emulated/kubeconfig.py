@@ -8,8 +8,7 @@ import ssl
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-import yaml
-
+from kubernetes_mgmt_lab.emulated import yamlio
 from kubernetes_mgmt_lab.emulated.host import host_path
 
 ADMIN_CONF = '/etc/kubernetes/admin.conf'
@@ -40,7 +39,7 @@ def render(server: str, ca_pem: bytes, user: str,
         'current-context': context,
         'users': [{'name': user, 'user': creds}],
     }
-    return yaml.safe_dump(doc, sort_keys=False)
+    return yamlio.dump(doc, sort_keys=False)
 
 
 @dataclass
@@ -96,7 +95,7 @@ class Kubeconfig:
 
 def load(path: str) -> Kubeconfig:
     with open(host_path(path), encoding='utf-8') as f:
-        return Kubeconfig(path, yaml.safe_load(f) or {})
+        return Kubeconfig(path, yamlio.load(f) or {})
 
 
 def candidates(explicit: str | None) -> list[str]:
