@@ -28,6 +28,9 @@ REQUIRED = {
     'blkid': 'util-linux',
     'findmnt': 'util-linux',
     'mkfs.ext4': 'e2fsprogs',
+    # The VMs' command agent client (emulated/klab_run.c), built here.
+    'cc': 'gcc',
+    '/usr/include/stdio.h': 'libc6-dev',
 }
 
 
