@@ -74,14 +74,12 @@ class HostInit:
         slower, not different."""
         pid = os.fork()
         if pid == 0:
-            code = 1
             try:
                 from kubernetes_mgmt_lab.emulated import agent
-                agent.serve()
+                agent.serve()   # returns only by an exception
             except BaseException as e:
                 _log(f'command agent failed: {e!r}')
-            finally:
-                os._exit(code)
+            os._exit(1)
         self.agent_pid = pid
         _log(f'command agent started, pid {pid}')
 
