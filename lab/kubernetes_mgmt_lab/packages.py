@@ -12,7 +12,8 @@ from kubernetes_mgmt_lab.sysrun import run
 
 LOG = get_logger(__name__)
 
-# A program each package provides -> the package.
+# A program (by name or path) or a file each package provides -> the
+# package.
 REQUIRED = {
     '/usr/sbin/sshd': 'openssh-server',
     'ssh-keygen': 'openssh-client',
@@ -36,7 +37,7 @@ REQUIRED = {
 
 def _present(program: str) -> bool:
     if os.path.isabs(program):
-        return os.access(program, os.X_OK)
+        return os.path.exists(program)
     return shutil.which(
         program, path='/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:'
                       '/sbin:/bin') is not None

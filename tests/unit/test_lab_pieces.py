@@ -166,6 +166,17 @@ def test_missing_packages_are_installed_with_apt_get(monkeypatch):
     assert calls == []
 
 
+def test_a_package_counts_as_installed_by_a_file_it_provides(tmp_path):
+    from kubernetes_mgmt_lab import packages
+
+    header = tmp_path / 'stdio.h'       # a file, not a program
+    header.write_text('')
+    assert packages.missing({str(header): 'libc6-dev', 'sh': 'dash',
+                             str(tmp_path / 'cc'): 'gcc',
+                             'no-such-program-here': 'absent'}) == \
+        ['absent', 'gcc']
+
+
 def test_missing_packages_without_apt_get_are_a_clear_error(monkeypatch):
     from kubernetes_mgmt_lab import packages
 
