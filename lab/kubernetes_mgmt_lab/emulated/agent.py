@@ -165,6 +165,11 @@ class Agent:
     def serve(self) -> None:
         while True:
             for key, _ in self.selector.select():
+                # An earlier event of the same batch may have closed this
+                # one's connection (the command ended as its client sent
+                # a signal or died): its key is then no longer registered.
+                if self.selector.get_map().get(key.fd) is not key:
+                    continue
                 if key.fileobj is self.listener:
                     self._accept()
                 elif key.fileobj is key.data.conn:
