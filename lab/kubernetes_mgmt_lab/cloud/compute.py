@@ -33,8 +33,9 @@ FLAVORS = {'m1.tiny': ('1', 1, 512, 1), 'm1.small': ('2', 1, 2048, 20),
            'm1.xlarge': ('5', 8, 16384, 160)}
 NO_VALID_HOST = ('No valid host was found. There are not enough hosts '
                  'available.')
-# Kept with a server, never shown: the lab VM behind it and its network.
-HIDDEN = ('flavor_name', 'lab_host', 'lab_network')
+# Kept with a server, never shown: the lab VM behind it, its network and
+# the compute host claimed for it when it was scheduled.
+HIDDEN = ('flavor_name', 'lab_host', 'lab_network', 'lab_claimed_host')
 ADMIN_ONLY = 'OS-EXT-SRV-ATTR:'
 AFFINITY_POLICIES = ('affinity', 'anti-affinity', 'soft-affinity',
                      'soft-anti-affinity')
@@ -57,6 +58,12 @@ def version_doc(base: str) -> dict:
             'media-types': [{'base': 'application/json',
                              'type': 'application/vnd.openstack.compute+json;'
                                      'version=2.1'}]}
+
+
+def _claimed_host(server: dict) -> str | None:
+    """The compute host a server holds: claimed when it was scheduled
+    (records written before claims existed: the host it runs on)."""
+    return server.get('lab_claimed_host') or server['OS-EXT-SRV-ATTR:host']
 
 
 class Compute:
@@ -266,7 +273,7 @@ class Compute:
                                 body.get('security_groups') or []]
             or [{'name': 'default'}],
             'tags': [], 'locked': False, 'description': None,
-            'lab_host': None, 'lab_network': None}
+            'lab_host': None, 'lab_network': None, 'lab_claimed_host': None}
 
     def _ports(self, body: dict) -> list[str]:
         ports = []
@@ -326,26 +333,34 @@ class Compute:
                        compute_host, ports, disks)
 
     def _schedule(self, server_id: str, group_id: str | None) -> str:
-        """The compute host, as Nova's filters would choose it."""
-        servers = [s for s in self.records.all('servers')
-                   if s['OS-EXT-SRV-ATTR:host']]
-        load = {h: 0 for h in self.compute_hosts}
-        for s in servers:
-            load[s['OS-EXT-SRV-ATTR:host']] = load.get(
-                s['OS-EXT-SRV-ATTR:host'], 0) + 1
-        candidates = list(self.compute_hosts)
-        if group_id:
-            group = self._get_group(group_id)
-            peers = {s['OS-EXT-SRV-ATTR:host'] for s in servers
-                     if s['id'] in group['members'] and s['id'] != server_id}
-            if group['policy'] == 'anti-affinity':
-                candidates = [h for h in candidates if h not in peers]
-            elif group['policy'] == 'affinity' and peers:
-                candidates = [h for h in candidates if h in peers]
-        if not candidates:
-            raise ApiError(500, 'NoValidHost', NO_VALID_HOST)
-        return min(candidates, key=lambda h: (load.get(h, 0),
-                                              candidates.index(h)))
+        """The compute host, as Nova's filters would choose it, claimed
+        for ``server_id`` at once (as Placement does) so that servers
+        booting side by side see each other's hosts."""
+        with self.records.changing() as data:
+            claims = {s['id']: _claimed_host(s)
+                      for s in data['servers'].values()
+                      if _claimed_host(s) and s['id'] != server_id}
+            load = {h: 0 for h in self.compute_hosts}
+            for host in claims.values():
+                load[host] = load.get(host, 0) + 1
+            candidates = list(self.compute_hosts)
+            if group_id:
+                group = data['server_groups'].get(group_id)
+                if group is None:
+                    raise not_found('Instance group', group_id)
+                peers = {host for ident, host in claims.items()
+                         if ident in group['members']}
+                if group['policy'] == 'anti-affinity':
+                    candidates = [h for h in candidates if h not in peers]
+                elif group['policy'] == 'affinity' and peers:
+                    candidates = [h for h in candidates if h in peers]
+            if not candidates:
+                raise ApiError(500, 'NoValidHost', NO_VALID_HOST)
+            chosen = min(candidates, key=lambda h: (load.get(h, 0),
+                                                    candidates.index(h)))
+            if server_id in data['servers']:
+                data['servers'][server_id]['lab_claimed_host'] = chosen
+            return chosen
 
     def _fail(self, server_id: str, exc: Exception) -> None:
         message = exc.message if isinstance(exc, ApiError) else str(exc)
@@ -356,6 +371,7 @@ class Compute:
             server.update({'status': 'ERROR', 'updated': now(),
                            'OS-EXT-STS:vm_state': 'error',
                            'OS-EXT-STS:task_state': None,
+                           'lab_claimed_host': None,
                            'fault': {'code': 500, 'message': message,
                                      'created': now()}})
 
