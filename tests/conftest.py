@@ -9,8 +9,9 @@ import os
 import pytest
 
 # The slowest modules, dispatched first when pytest-xdist runs the suite
-# in lanes (CI: ``-n 2 --dist loadgroup``); the others follow in file
-# order, the unit tests last.
+# in lanes (CI: ``-n 2 --dist loadscope``: a module's tests stay in one
+# lane, in order, and its module fixtures are built once); the others
+# follow in file order, the unit tests last.
 SLOWEST_FIRST = (
     'test_tacker_lifecycle_lab', 'test_tacker_cnf_story_lab',
     'test_lifecycle_lab', 'test_resume_lab', 'test_bystanders_lab',
@@ -18,13 +19,7 @@ SLOWEST_FIRST = (
 )
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    # One xdist group per module: its module fixtures (a cluster, a Tacker
-    # VNF) are built once, in one lane. Runs before xdist reads the groups.
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(
-            item.nodeid.partition('::')[0]))
     items.sort(key=_lane_order)
 
 
