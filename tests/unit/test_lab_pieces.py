@@ -431,3 +431,32 @@ def test_rabbitmq_ports_stay_out_of_the_cli_tools_range():
     assert {amqp, dist}.isdisjoint({rabbitmq.PREFERRED_PORT,
                                     rabbitmq.PREFERRED_DIST_PORT})
     assert {amqp, dist}.isdisjoint(rabbitmq.CLI_DIST_PORTS)
+
+
+def test_the_plugin_is_reinstalled_only_when_its_wheel_sources_change(
+        tmp_path):
+    from kubernetes_mgmt_lab.openstack.tacker import source_digest
+    (tmp_path / 'kubernetes_mgmt').mkdir()
+    (tmp_path / 'kubernetes_mgmt' / 'a.py').write_text('x = 1\n')
+    (tmp_path / 'setup.cfg').write_text('[metadata]\n')
+    (tmp_path / 'tests').mkdir()
+    first = source_digest(str(tmp_path))
+    (tmp_path / 'tests' / 'test_a.py').write_text('pass\n')
+    assert source_digest(str(tmp_path)) == first     # not in the wheel
+    (tmp_path / 'kubernetes_mgmt' / 'a.py').write_text('x = 2\n')
+    assert source_digest(str(tmp_path)) != first
+
+
+def test_test_labs_of_two_xdist_workers_pick_disjoint_subnets(monkeypatch):
+    from kubernetes_mgmt_lab import testing
+    monkeypatch.setenv('PYTEST_XDIST_WORKER_COUNT', '2')
+    monkeypatch.setenv('PYTEST_XDIST_WORKER', 'gw0')
+    first = set(range(*_inclusive(testing._third_octets())))
+    monkeypatch.setenv('PYTEST_XDIST_WORKER', 'gw1')
+    second = set(range(*_inclusive(testing._third_octets())))
+    assert first and second and not first & second
+    assert min(first | second) >= 200 and max(first | second) <= 254
+
+
+def _inclusive(bounds: tuple[int, int]) -> tuple[int, int]:
+    return bounds[0], bounds[1] + 1
