@@ -537,12 +537,24 @@ def test_up_again_on_the_same_root_keeps_tackers_records(tacker_site):
     # services stay up for the modules after this one (the session's
     # fixture stops them at the end).
     state = site.up(tacker_site.root, tacker_site_checkout())
-    assert all(r.up for r in site.status(state.root))
+    down = [r.name for r in site.status(state.root) if not r.up]
+    assert not down, _last_lines(Root(state.root), down)
     assert state.passwords == tacker_site.passwords
     # The VIM registered before the down.
     assert VIM_NAME in [v['Name'] for v in openstack(state, 'vim', 'list')]
     assert tacker.loaded_drivers(Root(state.root).log(
         'tacker-conductor')) is not None
+
+
+def _last_lines(root: Root, services: list[str]) -> str:
+    """What the logs of ``services`` end with (a failed start)."""
+    text = []
+    for name in services:
+        path = root.log(name)
+        if os.path.exists(path):
+            with open(path, encoding='utf-8', errors='replace') as f:
+                text.append(f'{name}: ' + ''.join(f.readlines()[-15:]))
+    return f'not running after up: {services}\n' + '\n'.join(text)
 
 
 def tacker_site_checkout() -> str:

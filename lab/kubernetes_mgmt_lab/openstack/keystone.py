@@ -36,14 +36,6 @@ def configure(root: Root) -> None:
         # two cores shared with everything else.
         'identity': {'password_hash_rounds': '4'},
         'token': {'provider': 'fernet'},
-        # Each Heat request re-scopes the caller's token to find Nova and
-        # Neutron: catalog, assignments and revocations read from the
-        # database each time cost Keystone about 40 ms of CPU a request.
-        # A cache in each of the two processes; what site.up writes after
-        # the start (catalog, service users) is seen because Keystone is
-        # started again once it is written (site._start_all).
-        'cache': {'enabled': 'true', 'backend': 'dogpile.cache.memory',
-                  'expiration_time': '60'},
         'fernet_tokens': {'key_repository': os.path.join(base, 'fernet')},
         'credential': {'key_repository': os.path.join(base, 'credential')},
     })

@@ -117,12 +117,6 @@ def _start_all(root: Root, state: ServicesState) -> None:
     state.pids['keystone'] = keystone.start(root, ports['keystone'])
     state.save()
     project_id = _catalog(state)
-    # Each Keystone process caches what it read while _catalog wrote
-    # (keystone.configure): a restart makes both start from the final
-    # catalog and users, never from an endpoint of a previous "up".
-    processes.stop(state.pids['keystone'])
-    state.pids['keystone'] = keystone.start(root, ports['keystone'])
-    state.save()
 
     glance.configure(root, ports['glance'], keystone_url,
                      pw['keystone_glance'])
