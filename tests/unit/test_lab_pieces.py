@@ -433,7 +433,7 @@ def test_rabbitmq_ports_stay_out_of_the_cli_tools_range():
     assert {amqp, dist}.isdisjoint(rabbitmq.CLI_DIST_PORTS)
 
 
-def test_the_plugin_is_reinstalled_only_when_its_wheel_sources_change(
+def test_the_plugin_source_digest_follows_the_wheel_sources_only(
         tmp_path):
     from kubernetes_mgmt_lab.openstack.tacker import source_digest
     (tmp_path / 'kubernetes_mgmt').mkdir()
