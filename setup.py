@@ -12,7 +12,8 @@ SCRIPTS_TARGET = os.path.join('kubernetes_mgmt', 'data', 'scripts')
 # kubernetes_mgmt.vnf_package.layout.samples_root() finds them here, so
 # `kubernetes-mgmt package build` works from a wheel.
 SAMPLES_TARGET = os.path.join('kubernetes_mgmt', 'data', 'samples')
-SAMPLE_TREES = ('vnf_package', 'requests', 'cnf_package', 'cnf_requests')
+SAMPLE_TREES = ('vnf_package', 'requests', 'cnf_package', 'cnf_requests',
+                'vnf_package_v2', 'requests_v2')
 
 
 class BuildWithScripts(build_py):

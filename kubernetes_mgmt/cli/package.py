@@ -37,7 +37,8 @@ def _register_build(sub: Any) -> None:
                     'SHA-256 of every artifact in TOSCA.meta.')
     build.add_argument('-o', '--output', type=Path, metavar='FILE',
                        help=f'CSAR to write (default: {layout.DEFAULT_OUTPUT}'
-                            f', with --cnf {layout.CNF_OUTPUT})')
+                            f', with --cnf {layout.CNF_OUTPUT}, with --v2 '
+                            f'{layout.V2_OUTPUT})')
     build.add_argument('--image', type=Path, metavar='PATH',
                        help='VM image for the masters and workers (an '
                             'Ubuntu cloud image); without it a placeholder '
@@ -55,6 +56,11 @@ def _register_build(sub: Any) -> None:
                             'kubernetes-namespaced infra driver, and the '
                             'Role README\'s least-privilege section '
                             'describes) instead of the cluster package')
+    build.add_argument('--v2', action='store_true',
+                       help='build the sample cluster package for Tacker\'s '
+                            'v2 VNF LCM API (an LCM script instead of the '
+                            'Mgmt Driver module; BaseHOT with one nested '
+                            'stack per VM)')
     build.add_argument('--sol001-dir', type=Path, metavar='DIR',
                        help='directory with etsi_nfv_sol001_common_types.'
                             'yaml and etsi_nfv_sol001_vnfd_types.yaml '
@@ -92,11 +98,11 @@ def _build(args: argparse.Namespace) -> int:
         BuildOptions,
         build,
     )
-    output = args.output or Path(layout.CNF_OUTPUT if args.cnf
-                                 else layout.DEFAULT_OUTPUT)
-    options = BuildOptions(output=output, image=args.image,
-                           sol001_dir=args.sol001_dir, source=args.source,
-                           cnf=args.cnf)
+    default = layout.CNF_OUTPUT if args.cnf else \
+        layout.V2_OUTPUT if args.v2 else layout.DEFAULT_OUTPUT
+    options = BuildOptions(output=args.output or Path(default),
+                           image=args.image, sol001_dir=args.sol001_dir,
+                           source=args.source, cnf=args.cnf, v2=args.v2)
     try:
         report = build(options)
     except BuildError as exc:

@@ -138,7 +138,7 @@ def register_vim(context: Any, vnf_instance: Any, plan: ClusterPlan,
                    description=f'Kubernetes cluster of VNF instance '
                                f'{plan.instance_id}')
     record = registry_for().register(context, spec)
-    add_vim_connection(vnf_instance, record)
+    add_vim_connection(vnf_instance, record, spec.ssl_ca_cert)
     return record
 
 

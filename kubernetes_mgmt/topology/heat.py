@@ -135,8 +135,35 @@ def _heat_call(stack_id: str, what: str, call: Callable[[], T]) -> T:
 
 def _group_vms(listing: Listing, role: Role,
                group: NodeGroupParams) -> list[_Vm]:
-    if not group.aspect_id:
-        return [_top_level_vm(listing, role, group)]
+    """The group's VMs: members of the aspect's scaling group (v1 BaseHOT),
+    else one nested stack per VDU instance (v2 BaseHOT: ``<VDU>-<n>``),
+    else the VM whose ports are in the top stack."""
+    if group.aspect_id and listing.find(listing.top, group.aspect_id):
+        return _aspect_vms(listing, role, group)
+    per_vdu = _vdu_instances(listing, group)
+    if per_vdu:
+        return [_member_vm(listing, role, group, m) for m in per_vdu]
+    if group.aspect_id:     # names a group that is not there
+        listing.require(listing.top, group.aspect_id, 'group')
+    return [_top_level_vm(listing, role, group)]
+
+
+def _vdu_instances(listing: Listing, group: NodeGroupParams) -> list[Row]:
+    """Top-level resources ``<VDU>-<index>`` whose nested stack holds the
+    group's SSH port, in index order (Tacker's v2 user data makes one per
+    VDU instance)."""
+    found = []
+    for row in listing.resources(listing.top).values():
+        vdu, _, index = row.name.rpartition('-')
+        stack = listing.nested_of(row)
+        if vdu and index.isdigit() and stack and \
+                listing.find(stack, group.ssh_cp_name) is not None:
+            found.append((vdu, int(index), row))
+    return [row for *_, row in sorted(found, key=lambda f: f[:2])]
+
+
+def _aspect_vms(listing: Listing, role: Role,
+                group: NodeGroupParams) -> list[_Vm]:
     asg = listing.require(listing.top, group.aspect_id, 'group')
     group_stack = listing.nested_of(asg)
     if group_stack is None:
@@ -151,7 +178,7 @@ def _member_vm(listing: Listing, role: Role, group: NodeGroupParams,
                member: Row) -> _Vm:
     stack = listing.nested_of(member)
     where = (f'stack {listing.stack_id}: member {member.name!r} of group '
-             f'{group.aspect_id!r}')
+             f'{group.aspect_id or member.name.rpartition("-")[0]!r}')
     if stack is None:
         raise TopologyError(f'{where} has no nested stack (resources deeper '
                             f'than nested_depth={NESTED_DEPTH}?)')

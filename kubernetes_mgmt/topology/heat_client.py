@@ -22,7 +22,14 @@ def heat_client_for(vnf_instance, context=None):
 
 
 def tacker_heat_client(vnf_instance, context=None):
-    """The Heat of the VNF's OpenStack VIM (entry point ``tacker``)."""
+    """The Heat of the VNF's OpenStack VIM (entry point ``tacker``): with
+    the credentials of a v2 instance's VIM connection, else those of the
+    VIM Tacker registered."""
+    connection = _openstack_connection(vnf_instance)
+    access = dict(getattr(connection, 'access_info', None) or {})
+    if access.get('password'):
+        return keystone_heat_client(
+            dict(getattr(connection, 'interface_info', None) or {}), access)
     try:
         from tacker import context as tacker_context
         from tacker.vnfm import vim_client
@@ -43,15 +50,42 @@ def tacker_heat_client(vnf_instance, context=None):
     return heat_client.HeatClient(auth, region_name=region).heat
 
 
-def _vim_ref(vnf_instance) -> tuple[str | None, str | None]:
-    """VIM id and region of the instance's OpenStack VIM connection; a
-    missing id makes Tacker fall back on its default VIM."""
+def keystone_heat_client(interface_info: dict, access_info: dict):
+    """Heat through Keystone v3 with the password credentials of a v2 VIM
+    connection (``interfaceInfo.endpoint``, ``accessInfo``), as Tacker's
+    v2 OpenStack infra driver logs in."""
+    from heatclient import client as heat_client
+    from keystoneauth1 import session
+    from keystoneauth1.identity import v3
+
+    redact.register(access_info.get('password'))
+    auth = v3.Password(
+        auth_url=interface_info.get('endpoint'),
+        username=access_info.get('username'),
+        password=access_info.get('password'),
+        project_name=access_info.get('project'),
+        user_domain_name=access_info.get('userDomain'),
+        project_domain_name=access_info.get('projectDomain'))
+    verify = interface_info.get('cacert') or \
+        not interface_info.get('skipCertificateVerification', False)
+    return heat_client.Client('1', session=session.Session(
+        auth=auth, verify=verify), region_name=access_info.get('region'))
+
+
+def _openstack_connection(vnf_instance):
+    """The instance's OpenStack VIM connection, if any."""
     connections = getattr(vnf_instance, 'vim_connection_info', None) or []
     # The Kubernetes VIM this driver registers is appended after the
     # OpenStack one; skip it should the order ever differ.
     openstack = [c for c in connections
                  if 'openstack' in str(getattr(c, 'vim_type', '')).lower()]
-    chosen = (openstack or connections or [None])[0]
+    return (openstack or connections or [None])[0]
+
+
+def _vim_ref(vnf_instance) -> tuple[str | None, str | None]:
+    """VIM id and region of the instance's OpenStack VIM connection; a
+    missing id makes Tacker fall back on its default VIM."""
+    chosen = _openstack_connection(vnf_instance)
     if chosen is None:
         return None, None
     access = getattr(chosen, 'access_info', None) or {}

@@ -40,21 +40,24 @@ def _info_class() -> Any:
         return vim_connection.VimConnectionInfo
 
 
-def vim_connection_info(record: VimRecord) -> Any:
-    """A VimConnectionInfo naming the registered cluster."""
+def vim_connection_info(record: VimRecord, ca_cert: str = '') -> Any:
+    """A VimConnectionInfo naming the registered cluster (and its CA, as
+    Tacker's own Kubernetes VIM connections carry it)."""
     return _info_class()(id=str(uuid.uuid4()), vim_id=record.id,
                          vim_type=VIM_TYPE,
                          access_info={'auth_url': record.auth_url},
-                         interface_info={})
+                         interface_info={'ssl_ca_cert': ca_cert}
+                         if ca_cert else {})
 
 
-def add_vim_connection(vnf_instance: Any, record: VimRecord) -> bool:
+def add_vim_connection(vnf_instance: Any, record: VimRecord,
+                       ca_cert: str = '') -> bool:
     """Add the VIM unless an entry with its id is there; True if added."""
     current = list(vnf_instance.vim_connection_info or [])
     if any(getattr(i, 'vim_id', None) == record.id for i in current):
         return False
-    vnf_instance.vim_connection_info = [*current,
-                                        vim_connection_info(record)]
+    vnf_instance.vim_connection_info = [
+        *current, vim_connection_info(record, ca_cert)]
     return True
 
 

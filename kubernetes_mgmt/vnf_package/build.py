@@ -2,11 +2,12 @@
 
 A cluster package gets the INSTALLED driver module as
 ``Scripts/kubernetes_mgmt.py`` (byte for byte: Tacker refuses every hook
-when its hash differs), the node scripts of the installed plugin, the
-SOL001 type files of the Tacker distribution and the VM image. A CNF
-package (a source without BaseHOT: no VMs) gets its own files and the
-SOL001 types only. TOSCA.meta lists the SHA-256 of every file outside
-``Definitions/``.
+when its hash differs) or, when its VNFD is for Tacker's v2 API, the v2
+LCM script as ``Scripts/tacker_kubernetes_mgmt_v2.py``; then the node
+scripts of the installed plugin, the SOL001 type files of the Tacker
+distribution and the VM image. A CNF package (a source without BaseHOT:
+no VMs) gets its own files and the SOL001 types only. TOSCA.meta lists the
+SHA-256 of every file outside ``Definitions/``.
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ class BuildOptions:
     # ...), e.g. an operator's own templates; default: the sample.
     source: Path | None = None
     cnf: bool = False           # the sample CNF package instead
+    v2: bool = False            # the sample package for the v2 API
 
 
 @dataclass
@@ -48,6 +50,7 @@ class BuildReport:
     sol001_origin: str
     driver_file: Path | None            # None: a CNF package
     image: images.Image | None
+    driver_member: str = layout.DRIVER_FILE
     scripts: list[str] = field(default_factory=list)
     artifacts: int = 0
     files: int = 0
@@ -68,8 +71,10 @@ class BuildReport:
                     'artifacts']
         img = self.image
         found += [
-            f'  driver:        {layout.DRIVER_FILE} = {self.driver_file} '
+            f'  driver:        {self.driver_member} = {self.driver_file} '
             f'(plugin {layout.plugin_version()})',
+            *(['  API:           Tacker v2 VNF LCM (the VNFD\'s LCM script)']
+              if self.driver_member == layout.DRIVER_V2_FILE else []),
             *(f'  script:        {name}' for name in self.scripts),
             f'  image:         {img.member_name} ({img.disk_format}, '
             f'{img.size} bytes; its SHA-512 is in the VNFD)',
@@ -85,7 +90,7 @@ class BuildReport:
 
 def build(options: BuildOptions) -> BuildReport:
     output = _output_path(options.output)
-    sample = _sample_dir(options.source, options.cnf)
+    sample = _sample_dir(options.source, options.cnf, options.v2)
     cnf = layout.is_cnf_source(sample)
     if cnf and options.image:
         raise BuildError(f'{sample} is a CNF package source (no '
@@ -100,9 +105,11 @@ def build(options: BuildOptions) -> BuildReport:
         raise BuildError(str(exc)) from None
     _add_sol001(members, types)
     driver, scripts = None, []
+    member = layout.DRIVER_FILE
     if image is not None:
-        driver = layout.installed_driver_file()
-        members.add(Member(layout.DRIVER_FILE, data=driver.read_bytes()))
+        driver, member = _driver(sample)
+        members.add(Member(member, data=driver.read_bytes(),
+                           executable=member == layout.DRIVER_V2_FILE))
         scripts = _add_scripts(members)
         members.add(Member(image.member_name, data=image.data,
                            source=image.source, compress=image.placeholder))
@@ -111,6 +118,7 @@ def build(options: BuildOptions) -> BuildReport:
                           *members.ordered()])
     return BuildReport(output=output, sample_dir=sample,
                        sol001_origin=types.origin, driver_file=driver,
+                       driver_member=member,
                        image=image, scripts=scripts,
                        artifacts=len(members.artifact_names()),
                        files=len(members.by_name) + 1)
@@ -147,10 +155,20 @@ def _output_path(output: Path) -> Path:
     return output
 
 
-def _sample_dir(source: Path | None = None, cnf: bool = False) -> Path:
-    if source is not None and cnf:
-        raise BuildError('--source and --cnf exclude each other: --cnf '
-                         'builds the sample CNF package')
+def _driver(sample: Path) -> tuple[Path, str]:
+    """(installed file, CSAR member) of the driver a source needs."""
+    if layout.is_v2_source(sample):
+        return layout.installed_v2_script(), layout.DRIVER_V2_FILE
+    return layout.installed_driver_file(), layout.DRIVER_FILE
+
+
+def _sample_dir(source: Path | None = None, cnf: bool = False,
+                v2: bool = False) -> Path:
+    chosen = [flag for flag, on in (('--source', source is not None),
+                                    ('--cnf', cnf), ('--v2', v2)) if on]
+    if len(chosen) > 1:
+        raise BuildError(f'{" and ".join(chosen)} exclude each other: '
+                         '--cnf and --v2 build a sample package')
     if source is not None:
         meta = source / layout.TOSCA_META
         if not meta.is_file():
@@ -158,7 +176,9 @@ def _sample_dir(source: Path | None = None, cnf: bool = False) -> Path:
                              f'no {layout.TOSCA_META}')
         return source
     try:
-        return layout.cnf_package_dir() if cnf \
+        if cnf:
+            return layout.cnf_package_dir()
+        return layout.sample_v2_package_dir() if v2 \
             else layout.sample_package_dir()
     except FileNotFoundError as exc:
         raise BuildError(str(exc)) from None

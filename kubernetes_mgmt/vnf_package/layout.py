@@ -16,9 +16,18 @@ BASE_HOT = 'BaseHOT'
 USER_DATA = 'UserData'
 DRIVER_NAME = 'mgmt-drivers-kubernetes'
 DRIVER_MODULE = 'kubernetes_mgmt.kubernetes_mgmt'
+# Tacker's v2 API runs an LCM script of the package instead: this file,
+# named by this artifact (its path relative to Definitions/).
+DRIVER_V2_NAME = 'mgmt-drivers-kubernetes-v2'
+DRIVER_V2_FILE = 'Scripts/tacker_kubernetes_mgmt_v2.py'
+DRIVER_V2_MODULE = 'kubernetes_mgmt.v2.lcm_script'
+# The package the v2 script imports: a module or directory of this name
+# beside it would be imported instead (its directory is sys.path[0]).
+V2_IMPORTS = 'kubernetes_mgmt'
 DISTRIBUTION = 'tacker-kubernetes-mgmt'
 DEFAULT_OUTPUT = 'kubernetes_mgmt_vnf_package.zip'
 CNF_OUTPUT = 'kubernetes_mgmt_cnf_package.zip'
+V2_OUTPUT = 'kubernetes_mgmt_vnf_package_v2.zip'
 
 _PACKAGE = Path(kubernetes_mgmt.__file__).resolve().parent
 # Files and directories of a sample tree that never go into a CSAR
@@ -52,6 +61,15 @@ def request_samples_dir() -> Path:
     return samples_root() / 'requests'
 
 
+def sample_v2_package_dir() -> Path:
+    """The sample cluster package for Tacker's v2 API."""
+    return samples_root() / 'vnf_package_v2'
+
+
+def request_v2_samples_dir() -> Path:
+    return samples_root() / 'requests_v2'
+
+
 def cnf_package_dir() -> Path:
     """The sample CNF package: objects for the kubernetes-namespaced
     infra driver, no VMs, no Mgmt Driver."""
@@ -65,6 +83,20 @@ def cnf_request_samples_dir() -> Path:
 def is_cnf_source(source: Path) -> bool:
     """A package source without BaseHOT makes no VMs: a CNF package."""
     return not (source / BASE_HOT).is_dir()
+
+
+def is_v2_source(source: Path) -> bool:
+    """A source whose VNFD names the v2 LCM script artifact."""
+    return any(DRIVER_V2_NAME in path.read_text(encoding='utf-8')
+               for path in (source / DEFINITIONS).glob('*.yaml'))
+
+
+def installed_v2_script() -> Path:
+    """The LCM script a v2 package carries (found, not imported)."""
+    spec = importlib.util.find_spec(DRIVER_V2_MODULE)
+    if spec is None or not spec.origin:
+        raise FileNotFoundError(f'{DRIVER_V2_MODULE} is not installed')
+    return Path(spec.origin)
 
 
 def installed_driver_file() -> Path:

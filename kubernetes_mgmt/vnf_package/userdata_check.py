@@ -23,10 +23,29 @@ TIMEOUT = 60    # Tacker gives the user data as long to run
 _PROBE = r'''
 import abc, importlib, json, sys, types
 
-root, module_name, class_name = sys.argv[1:4]
+root, module_name, class_name, api = sys.argv[1:5]
 result = {"stubbed": False}
+
+
+def stub_modules(names):
+    parent = None
+    for name in names:
+        module = sys.modules.get(name) or types.ModuleType(name)
+        module.__path__ = []
+        sys.modules[name] = module
+        if parent is not None:
+            setattr(parent, name.rsplit(".", 1)[1], module)
+        parent = module
+    return parent
+
+
 try:
-    from tacker.vnfm.lcm_user_data.abstract_user_data import AbstractUserData
+    if api == "v2":
+        from tacker.sol_refactored.infra_drivers.openstack.userdata_utils \
+            import AbstractUserData
+    else:
+        from tacker.vnfm.lcm_user_data.abstract_user_data \
+            import AbstractUserData
 except Exception:
     # Stand-ins for Tacker's user-data modules: enough to import a user
     # data file, not to run it.
@@ -39,20 +58,27 @@ except Exception:
                         inst_req_info=None, grant_info=None):
             raise NotImplementedError
 
-    parent = None
-    for name in ("tacker", "tacker.vnfm", "tacker.vnfm.lcm_user_data"):
-        module = types.ModuleType(name)
-        module.__path__ = []
-        sys.modules[name] = module
-        if parent is not None:
-            setattr(parent, name.rsplit(".", 1)[1], module)
-        parent = module
+    parent = stub_modules(("tacker", "tacker.vnfm",
+                           "tacker.vnfm.lcm_user_data"))
     for leaf in ("abstract_user_data", "utils"):
         module = types.ModuleType("tacker.vnfm.lcm_user_data." + leaf)
         sys.modules[module.__name__] = module
         setattr(parent, leaf, module)
     sys.modules["tacker.vnfm.lcm_user_data.abstract_user_data"] \
         .AbstractUserData = AbstractUserData
+    # v2: Tacker's standard user data, derived from its AbstractUserData.
+    parent = stub_modules((
+        "tacker", "tacker.sol_refactored",
+        "tacker.sol_refactored.infra_drivers",
+        "tacker.sol_refactored.infra_drivers.openstack"))
+    for leaf in ("userdata_utils", "userdata_standard"):
+        module = types.ModuleType(parent.__name__ + "." + leaf)
+        sys.modules[module.__name__] = module
+        setattr(parent, leaf, module)
+        module.AbstractUserData = AbstractUserData
+    sys.modules[parent.__name__ + ".userdata_standard"].StandardUserData = \
+        type("StandardUserData", (AbstractUserData,), {
+            "instantiate": staticmethod(lambda *args: {})})
 
 sys.path.append(root)
 try:
@@ -74,15 +100,17 @@ print(json.dumps(result))
 '''
 
 
-def check(csar: Csar, user_data: UserData) -> tuple[str | None, bool]:
-    """(problem or None, whether Tacker was replaced by stand-ins)."""
+def check(csar: Csar, user_data: UserData,
+          v2: bool = False) -> tuple[str | None, bool]:
+    """(problem or None, whether Tacker was replaced by stand-ins); ``v2``:
+    the class must derive from Tacker's v2 AbstractUserData."""
     where = (f'{user_data.request}: {user_data.path} '
              f'({user_data.class_name or "no class named"})')
     if not user_data.class_name:
         return f'{where}: lcm-operation-user-data-class is not set', False
     with tempfile.TemporaryDirectory(prefix='kmgmt-userdata-') as root:
         _extract_dir(csar, PurePosixPath(user_data.path).parent, Path(root))
-        outcome = _probe(Path(root), user_data)
+        outcome = _probe(Path(root), user_data, 'v2' if v2 else 'v1')
     if 'error' in outcome:
         return f'{where}: {outcome["error"]}', bool(outcome.get('stubbed'))
     return None, bool(outcome.get('stubbed'))
@@ -97,9 +125,9 @@ def _extract_dir(csar: Csar, directory: PurePosixPath, root: Path) -> None:
             target.write_bytes(csar.read(name))
 
 
-def _probe(root: Path, user_data: UserData) -> dict:
+def _probe(root: Path, user_data: UserData, api: str) -> dict:
     argv = [sys.executable, '-c', _PROBE, str(root), user_data.module,
-            user_data.class_name]
+            user_data.class_name, api]
     try:
         done = subprocess.run(argv, capture_output=True, text=True,
                               timeout=TIMEOUT, cwd=root, check=False)

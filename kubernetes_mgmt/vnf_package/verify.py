@@ -4,7 +4,9 @@ Checks, each problem one line: the SHA-256 in TOSCA.meta, that every file
 outside Definitions/ is listed there, every path the VNFD and the request
 samples reference, the BaseHOT of each flavour, the image checksum in the
 VNFD, that ``Scripts/kubernetes_mgmt.py`` is the installed driver module
-(Tacker refuses every hook otherwise), that each install script a request
+(Tacker refuses every hook otherwise) or, in a package for Tacker's v2
+API, that the VNFD's LCM script is this plugin's and nothing beside it
+shadows the plugin, that each install script a request
 names speaks this plugin's contract version (the driver refuses it
 otherwise), that the user data class imports,
 that each PV manifest a request registers is one NFS PersistentVolume on a
@@ -18,6 +20,7 @@ checks them before it calls the cluster.
 """
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +57,7 @@ class VerifyResult:
     tacker_stubbed: bool = False
     manifests: int | None = None    # None: validator not installed
     cnf: bool = False               # no VMs, no Mgmt Driver
+    v2: bool = False                # an LCM script for Tacker's v2 API
 
     def add(self, problems: Iterable[str]) -> None:
         # One line per problem, whatever an exception message contained.
@@ -67,6 +71,8 @@ class VerifyResult:
             f'{self.created_by or "an unknown tool"})',
             f'  hashes:     {self.artifacts} artifacts match TOSCA.meta',
             f'  flavours:   {", ".join(self.flavours)} (VNFD and BaseHOT)',
+            f'  driver:     {layout.DRIVER_V2_FILE} is this plugin\'s v2 '
+            f'LCM script (plugin {layout.plugin_version()})' if self.v2 else
             f'  driver:     {layout.DRIVER_FILE} is the installed module '
             f'(plugin {layout.plugin_version()})',
             f'  requests:   {", ".join(self.requests) or "none"}',
@@ -112,19 +118,23 @@ def verify(path: Path, extra_requests: Iterable[Path] = ()) -> VerifyResult:
         facts = vnfd.inspect(csar, tosca_meta.entry_definitions)
         result.add(facts.problems)
         result.flavours = facts.flavours
-        result.cnf = not facts.driver_files and not any(
+        result.v2 = bool(facts.v2_scripts)
+        result.cnf = not facts.driver_files and not result.v2 and not any(
             name.startswith(f'{layout.BASE_HOT}/') for name in csar.names)
         if result.cnf:
             _check_cnf(csar, extra_requests, result)
             _check_manifests(csar, result)
             return result
-        if not facts.driver_files:
+        if not facts.driver_files and not result.v2:
             result.add([vnfd.no_driver_problem()])
-        requests = _read_requests(extra_requests)
+        requests = _read_requests(extra_requests, result.v2)
         for flavour in facts.flavours:
             result.add(basehot.inspect(csar, flavour).problems)
         _check_images(csar, facts, result)
-        _check_driver(csar, facts, result)
+        if result.v2:
+            _check_v2_script(csar, facts, result)
+        else:
+            _check_driver(csar, facts, result)
         _check_requests(csar, requests, facts.flavours, result)
         _check_manifests(csar, result)
     return result
@@ -142,10 +152,13 @@ def _check_cnf(csar: Csar, extra: list[Path], result: VerifyResult) -> None:
     result.add(problems)
 
 
-def _read_requests(extra: Iterable[Path]) -> list[request_refs.RequestRefs]:
+def _read_requests(extra: Iterable[Path], v2: bool = False
+                   ) -> list[request_refs.RequestRefs]:
+    samples = layout.request_v2_samples_dir() if v2 \
+        else layout.request_samples_dir()
     try:
-        paths = request_refs.instantiate_requests(
-            layout.request_samples_dir()) + [Path(p) for p in extra]
+        paths = request_refs.instantiate_requests(samples) + \
+            [Path(p) for p in extra]
         return [request_refs.read(p) for p in paths]
     except request_refs.RequestUnreadable as exc:
         raise Unreadable(str(exc)) from None
@@ -231,6 +244,28 @@ def _check_driver(csar: Csar, facts: vnfd.VnfdFacts,
                 'the plugin version the package was built for'])
 
 
+def _check_v2_script(csar: Csar, facts: vnfd.VnfdFacts,
+                     result: VerifyResult) -> None:
+    installed_file = layout.installed_v2_script()
+    installed = installed_file.read_bytes()
+    for name in sorted(facts.v2_scripts):
+        if csar.has(name) and csar.read(name) != installed:
+            result.add([
+                f'{name} differs from this plugin\'s v2 LCM script '
+                f'{installed_file}: Tacker would run other code than the '
+                'plugin\'s. Rebuild the package with kubernetes-mgmt '
+                'package build'])
+        beside = posixpath.join(posixpath.dirname(name), layout.V2_IMPORTS)
+        shadows = sorted({n for n in csar.names if n == f'{beside}.py'
+                          or n.startswith(f'{beside}/')})
+        if shadows:
+            result.add([
+                f'{shadows[0]} is beside the LCM script {name}: Python '
+                'would import it instead of the installed plugin (the '
+                'script\'s directory comes first on sys.path); remove it '
+                'from the package'])
+
+
 def _check_requests(csar: Csar, requests: list[request_refs.RequestRefs],
                     flavours: list[str], result: VerifyResult) -> None:
     imported, scripts = set(), set()
@@ -271,7 +306,7 @@ def _check_script(csar: Csar, path: str, result: VerifyResult) -> None:
 
 def _check_user_data(csar: Csar, user_data: request_refs.UserData,
                      result: VerifyResult) -> None:
-    problem, stubbed = userdata_check.check(csar, user_data)
+    problem, stubbed = userdata_check.check(csar, user_data, result.v2)
     result.tacker_stubbed |= stubbed
     if problem:
         result.add([problem])

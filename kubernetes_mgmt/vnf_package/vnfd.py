@@ -4,8 +4,9 @@ Starting at Entry-Definitions, every import is followed (relative to the
 importing file, as the TOSCA parser does). In each template, artifacts and
 ``Vnflcm`` interface implementations are checked the way Tacker uses them:
 the Mgmt Driver file relative to the package root (Tacker joins it with the
-package directory), other artifacts such as images relative to the
-template.
+package directory), the v2 LCM script relative to Definitions/ (Tacker v2
+joins it with that directory), other artifacts such as images relative to
+the template.
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ class VnfdFacts:
     templates: list[str] = field(default_factory=list)
     flavours: list[str] = field(default_factory=list)
     driver_files: set[str] = field(default_factory=set)
+    v2_scripts: set[str] = field(default_factory=set)   # v2 LCM scripts
     images: list[SwImage] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -152,7 +154,13 @@ def _inspect_artifact(csar: Csar, template: str, where: str, key: str,
     if not isinstance(reference, str):
         facts.problems.append(f'{where} has no file')
         return
-    if artifact.get('type') == PYTHON_ARTIFACT:
+    if artifact.get('type') == PYTHON_ARTIFACT and \
+            key == layout.DRIVER_V2_NAME:
+        # Tacker v2: <package>/Definitions/<file>
+        path = resolve(layout.DEFINITIONS, reference)
+        if path:
+            facts.v2_scripts.add(path)
+    elif artifact.get('type') == PYTHON_ARTIFACT:
         path = resolve('', reference)       # Tacker: <package>/<file>
         if key == layout.DRIVER_NAME and path:
             facts.driver_files.add(path)

@@ -6,8 +6,9 @@ From top to bottom (a unit is a package or a top-level module of
 circle):
 
 1. ``shim`` (kubernetes_mgmt.kubernetes_mgmt, the file Tacker loads),
-   ``cli``, ``vnf_package``, ``cnf`` (the CNF infra driver's own
-   vertical): the entry points;
+   ``v2`` (the LCM script Tacker's v2 API runs), ``cli``,
+   ``vnf_package``, ``cnf`` (the CNF infra driver's own vertical): the
+   entry points;
 2. ``lifecycle``: what each hook does;
 3. ``orchestration``: runs an operation's steps over the hosts;
 4. ``vim``: registering the cluster as a VIM;
@@ -37,7 +38,7 @@ ROOT_UNIT = '(root)'        # kubernetes_mgmt/__init__.py
 SHIM_UNIT = 'shim'          # kubernetes_mgmt/kubernetes_mgmt.py
 
 LAYERS = (
-    {SHIM_UNIT, 'cli', 'vnf_package', 'cnf'},
+    {SHIM_UNIT, 'v2', 'cli', 'vnf_package', 'cnf'},
     {'lifecycle'},
     {'orchestration'},
     {'vim'},

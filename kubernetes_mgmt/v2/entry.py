@@ -1,0 +1,102 @@
+"""The v2 LCM script's body: ``main()`` runs one operation.
+
+tacker-conductor runs the package's script as ``python <script>`` with the
+inputs pickled on stdin. The result, the instance with the driver's state
+in its ``metadata``, is pickled to stdout, also after a failure (what was
+learnt stays for a retry only if Tacker keeps it). A failure exits 1 with
+one line on stderr, which Tacker puts in the operation's error: the
+driver's message, naming host and step, secrets masked.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+from kubernetes_mgmt import redact
+from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.v2 import operations, stdio, tacker_conf
+from kubernetes_mgmt.v2.instance import V2Instance
+
+LOG = redact.get_logger(__name__)
+_CREDENTIAL_KEYS = ('password', 'applicationCredentialSecret',
+                    'client_secret', 'bearer_token')
+
+
+def main(args: list[str] | None = None) -> int:
+    with stdio.result_channel() as channel:
+        inputs = stdio.read_input()
+        instance = V2Instance(inputs.get('vnf_instance') or {})
+        with redact.operation(str(inputs['operation']), hook=True):
+            _register_secrets(instance)
+            code = _run(inputs, instance, args)
+        stdio.write_result(channel, {'vnf_instance': instance.to_dict()})
+    return code
+
+
+def _run(inputs: dict, instance: V2Instance, args: list[str] | None
+         ) -> int:
+    operation = str(inputs['operation'])
+    try:
+        conf = tacker_conf.load(args)
+        _setup_logging(conf)
+        call = operations.Call(
+            operation=operation, request=inputs.get('request') or {},
+            instance=instance, grant_request=inputs.get('grant_request'),
+            grant=inputs.get('grant_response'),
+            context=admin_context(instance))
+        operations.run(call)
+    except MgmtDriverError as exc:
+        print(redact.redact(f'{operation}: {exc}'), file=sys.stderr)
+        return 1
+    except Exception as exc:    # the operation's error says what broke
+        LOG.exception('%s of VNF instance %s failed', operation, instance.id)
+        print(redact.redact(f'{operation}: {type(exc).__name__}: {exc}'),
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def _register_secrets(instance: V2Instance) -> None:
+    for connection in instance.vim_connection_info:
+        redact.register(*(connection.access_info.get(k)
+                          for k in _CREDENTIAL_KEYS))
+
+
+def _setup_logging(conf: Any) -> None:
+    """Tacker's logging when it writes to a file; else warnings only, on
+    stderr (which becomes the operation's error text)."""
+    from oslo_log import log as oslo_logging
+
+    if conf.log_file or conf.log_dir:
+        oslo_logging.setup(conf, 'tacker')
+    else:
+        logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+
+
+def admin_context(instance: V2Instance) -> Any:
+    """An admin context in the project of the instance's OpenStack VIM
+    as Tacker registered it: the cluster's VIM gets the same tenant."""
+    from tacker import context
+
+    admin = context.get_admin_context()
+    tenant = None
+    for connection in instance.vim_connection_info:
+        if connection.vim_id and 'OPENSTACK' in connection.vim_type.upper():
+            tenant = _vim_tenant(admin, connection.vim_id)
+            break
+    if tenant is None:
+        return admin
+    return context.Context(user_id=None, tenant_id=tenant, is_admin=True,
+                           roles=['admin'], overwrite=False)
+
+
+def _vim_tenant(admin: Any, vim_id: str) -> str | None:
+    from tacker.extensions import nfvo
+    from tacker.nfvo import nfvo_plugin
+
+    try:
+        return nfvo_plugin.NfvoPlugin().get_vim(
+            admin, vim_id, mask_password=True).get('tenant_id')
+    except nfvo.VimNotFoundException:
+        return None
