@@ -24,6 +24,10 @@ _CREDENTIAL_KEYS = ('password', 'applicationCredentialSecret',
 
 
 def main(args: list[str] | None = None) -> int:
+    # Until Tacker's logging is set up nothing may reach stderr: it
+    # becomes the operation's error text (library warnings included).
+    logging.captureWarnings(True)
+    logging.getLogger().addHandler(logging.NullHandler())
     with stdio.result_channel() as channel:
         inputs = stdio.read_input()
         instance = V2Instance(inputs.get('vnf_instance') or {})
@@ -47,11 +51,11 @@ def _run(inputs: dict, instance: V2Instance, args: list[str] | None
             context=admin_context(instance))
         operations.run(call)
     except MgmtDriverError as exc:
-        print(redact.redact(f'{operation}: {exc}'), file=sys.stderr)
+        print(redact.redact(str(exc)), file=sys.stderr)
         return 1
     except Exception as exc:    # the operation's error says what broke
         LOG.exception('%s of VNF instance %s failed', operation, instance.id)
-        print(redact.redact(f'{operation}: {type(exc).__name__}: {exc}'),
+        print(redact.redact(f'{type(exc).__name__}: {exc}'),
               file=sys.stderr)
         return 1
     return 0
@@ -64,14 +68,12 @@ def _register_secrets(instance: V2Instance) -> None:
 
 
 def _setup_logging(conf: Any) -> None:
-    """Tacker's logging when it writes to a file; else warnings only, on
-    stderr (which becomes the operation's error text)."""
+    """Tacker's logging where it goes to a file, the journal or syslog.
+    Logging to stderr is left off: stderr is the operation's error."""
     from oslo_log import log as oslo_logging
 
-    if conf.log_file or conf.log_dir:
+    if conf.log_file or conf.log_dir or conf.use_journal or conf.use_syslog:
         oslo_logging.setup(conf, 'tacker')
-    else:
-        logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
 
 
 def admin_context(instance: V2Instance) -> Any:

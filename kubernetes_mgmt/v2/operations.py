@@ -14,6 +14,7 @@ from typing import Any
 
 from kubernetes_mgmt import instance_state, redact, tacker_objects
 from kubernetes_mgmt.lifecycle import Lifecycle
+from kubernetes_mgmt.params.schema import USER_DATA_CLASS_KEY, USER_DATA_KEY
 from kubernetes_mgmt.params.validate import (
     parse_cluster_params,
     read_stored_params,
@@ -40,6 +41,16 @@ class Call:
 
 def _hooks() -> Lifecycle:
     return Lifecycle()
+
+
+def driver_request(request: dict) -> dict:
+    """``request`` without the user data keys: under v2 only Tacker's
+    infra driver reads them (the v1 rules the hooks apply to them, aspect
+    ids for the package's own user data, do not hold)."""
+    additional = {k: v for k, v in
+                  tacker_objects.additional_params(request).items()
+                  if k not in (USER_DATA_KEY, USER_DATA_CLASS_KEY)}
+    return {**request, 'additionalParams': additional}
 
 
 def instantiate_start(call: Call) -> None:
@@ -123,6 +134,7 @@ def run(call: Call) -> None:
         LOG.info('%s: nothing to do for instance %s', call.operation,
                  call.instance.id)
         return
+    call.request = driver_request(call.request)
     work(call)
 
 
@@ -160,7 +172,9 @@ def _new_vnfcs(call: Call) -> list[dict]:
 
 
 def _new_member_stacks(call: Call) -> list[str]:
-    return [str((v.get('metadata') or {}).get('stack_id'))
+    """Nested stack ids of the new VNFCs (their metadata names them
+    ``<stack name>/<id>``)."""
+    return [str(v['metadata']['stack_id']).rsplit('/', 1)[-1]
             for v in _new_vnfcs(call)
             if (v.get('metadata') or {}).get('stack_id')]
 

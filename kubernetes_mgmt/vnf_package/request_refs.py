@@ -62,9 +62,10 @@ class RequestRefs:
 
 
 def instantiate_requests(directory: Path) -> list[Path]:
-    """The request samples that carry additionalParams."""
+    """The Instantiate request samples: those naming a flavour (scale and
+    heal bodies of the v2 API carry additionalParams too)."""
     return [path for path in sorted(directory.glob('*.json'))
-            if 'additionalParams' in _load(path)]
+            if 'flavourId' in _load(path)]
 
 
 def read(path: Path) -> RequestRefs:

@@ -47,6 +47,8 @@ class Operator:
     root: Root
     echo: Callable[[str], None] | None = None   # shows each command
     timings: dict[str, float] = field(default_factory=dict)
+    # The VNF LCM API of the vnflcm commands (--os-tacker-api-version).
+    api_version: int = 1
 
     @property
     def state(self) -> ServicesState:
@@ -58,6 +60,8 @@ class Operator:
             show: bool = True):
         """``openstack ARGS`` (``-f json`` when ``parse``): its output;
         ``show``: echo the command (polls do not)."""
+        if args[:1] == ('vnflcm',) and self.api_version != 1:
+            args = (*args, '--os-tacker-api-version', str(self.api_version))
         argv = [*args, '-f', 'json'] if parse else list(args)
         if show:
             self._show('$ openstack ' + ' '.join(args))
@@ -179,13 +183,22 @@ class Operator:
                              'vnflcm', 'instantiate', vnf_id, request)
 
     def scale(self, vnf_id: str, kind: str, aspect: str,
-              wait: bool = True) -> dict | None:
+              wait: bool = True, params: str | None = None
+              ) -> dict | None:
+        """``params``: a file of additionalParams (v2: the user data)."""
+        extra = ['--additional-param-file', params] if params else []
         return self._operate('SCALE', vnf_id, wait, 'vnflcm', 'scale',
-                             '--type', kind, '--aspect-id', aspect, vnf_id)
+                             '--type', kind, '--aspect-id', aspect,
+                             *extra, vnf_id)
 
     def heal(self, vnf_id: str, vnfcs: tuple[str, ...] = (),
-             wait: bool = True) -> dict | None:
-        args = [a for v in vnfcs for a in ('--vnfc-instance', v)]
+             wait: bool = True, params: str | None = None
+             ) -> dict | None:
+        # One --vnfc-instance with every id: the option takes a list,
+        # and a repeated one replaces the earlier.
+        args = ['--vnfc-instance', *vnfcs] if vnfcs else []
+        if params:
+            args += ['--additional-param-file', params]
         return self._operate('HEAL', vnf_id, wait, 'vnflcm', 'heal',
                              vnf_id, *args)
 
@@ -194,12 +207,12 @@ class Operator:
                              'terminate', vnf_id)
 
     def retry(self, op_id: str) -> dict:
-        before = self._op_state(op_id)
+        before = self._entered(op_id)
         self.run('vnflcm', 'op', 'retry', op_id, parse=False)
         return self.wait(op_id, after=before)
 
     def rollback(self, op_id: str) -> dict:
-        before = self._op_state(op_id)
+        before = self._entered(op_id)
         self.run('vnflcm', 'op', 'rollback', op_id, parse=False)
         return self.wait(op_id, after=before, check=False)
 
@@ -232,20 +245,22 @@ class Operator:
                 return op['ID']
         return None
 
-    def _op_state(self, op_id: str) -> str:
+    def _entered(self, op_id: str) -> str:
         return self.run('vnflcm', 'op', 'show', op_id,
-                        show=False)['Operation State']
+                        show=False)['State Entered Time']
 
     def wait(self, op_id: str, after: str | None = None,
              check: bool = True) -> dict:
         """``op show`` until the operation has ended (and, after a retry
-        or rollback, left the state it had: ``after``)."""
+        or rollback, entered a state since ``after``, the time it entered
+        the state it had: a retry may fail again at once)."""
         offset = _log_size(self.root)
 
         def ended():
             op = self.run('vnflcm', 'op', 'show', op_id, show=False)
             state = op['Operation State']
-            if state in ENDED and not (after and state == after):
+            if state in ENDED and not (
+                    after and op['State Entered Time'] == after):
                 return op
             return None
 

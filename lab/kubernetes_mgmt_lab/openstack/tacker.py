@@ -97,6 +97,9 @@ def configure(root: Root, port: int, keystone_url: str, password: str,
                     'transport_url': transport_url,
                     'api_paste_config': os.path.join(
                         VENV.path, 'etc', 'tacker', 'api-paste.ini'),
+                    # The v2 API's locks (tooz, file backend) live under
+                    # state_path: the root's, not /var/lib/tacker.
+                    'state_path': base,
                     'default_log_levels': LOG_LEVELS},
         'database': {'connection': database_url},
         # README, "CNF infra driver": the plugin's kubernetes-namespaced
