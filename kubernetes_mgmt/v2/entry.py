@@ -15,6 +15,7 @@ from typing import Any
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.instance_state import METADATA_KEY
 from kubernetes_mgmt.v2 import operations, stdio, tacker_conf
 from kubernetes_mgmt.v2.instance import V2Instance
 
@@ -31,11 +32,31 @@ def main(args: list[str] | None = None) -> int:
     with stdio.result_channel() as channel:
         inputs = stdio.read_input()
         instance = V2Instance(inputs.get('vnf_instance') or {})
+        instance.adopt_state(carried_state(inputs))
         with redact.operation(str(inputs['operation']), hook=True):
             _register_secrets(instance)
             code = _run(inputs, instance, args)
-        stdio.write_result(channel, {'vnf_instance': instance.to_dict()})
+        stdio.write_result(channel, result(instance, code))
     return code
+
+
+def carried_state(inputs: dict) -> str | None:
+    """The state a failed attempt of this operation handed on: Tacker
+    keeps no instance change of a failed operation, but keeps the
+    script's ``user_script_err_handling_data`` for its retry and
+    rollback."""
+    carried = inputs.get('user_script_err_handling_data') or {}
+    return carried.get(METADATA_KEY) if isinstance(carried, dict) else None
+
+
+def result(instance: V2Instance, code: int) -> dict:
+    """What goes back: the instance, and after a failure the driver's
+    state (signed, no secret in it: host keys, nodes, the VIM's id)."""
+    out: dict = {'vnf_instance': instance.to_dict()}
+    if code != 0:
+        out['user_script_err_handling_data'] = {
+            METADATA_KEY: instance.vnf_metadata.get(METADATA_KEY)}
+    return out
 
 
 def _run(inputs: dict, instance: V2Instance, args: list[str] | None

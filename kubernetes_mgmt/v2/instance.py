@@ -20,6 +20,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubernetes_mgmt.instance_state import METADATA_KEY as STATE_KEY
 from kubernetes_mgmt.v2 import sealed
 
 PARAMS_KEY = 'kubernetesMgmtParams'
@@ -131,6 +132,14 @@ class V2Instance:
             access_info={'auth_url': stored.get('endpoint')},
             interface_info={'ssl_ca_cert': stored.get('sslCaCert')}
             if stored.get('sslCaCert') else {})]
+
+    def adopt_state(self, stored: str | None) -> None:
+        """Take the driver's state a failed attempt left (it verifies
+        when loaded, as any stored state)."""
+        if stored:
+            metadata = self.vnf_metadata
+            metadata[STATE_KEY] = stored
+            self.vnf_metadata = metadata
 
     def stored_params(self) -> dict:
         text = self.vnf_metadata.get(PARAMS_KEY)

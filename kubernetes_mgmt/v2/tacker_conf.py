@@ -5,8 +5,8 @@ loaded, yet the driver needs tacker.conf: its own ``[kubernetes_mgmt]``
 options (the state key above all) and what Tacker's VIM registry needs
 (database, Barbican). The conductor's configuration files are on its
 command line (``--config-file``/``--config-dir``): the script's parent
-process is a conductor worker, so they are read from it or its master. Without them
-oslo.config looks in its default places (/etc/tacker/tacker.conf).
+process is a conductor worker, so they are read from it or its master.
+Without them oslo.config looks in its default places (/etc/tacker/tacker.conf).
 """
 from __future__ import annotations
 
@@ -83,10 +83,13 @@ def load(args: list[str] | None = None) -> Any:
     import tacker.conf  # noqa: F401
     from tacker import objects
     from tacker.common import config as tacker_config
+
     # Registers [keystone_authtoken], which the key manager of the VIM
     # registry (Barbican) logs in with, as in the conductor.
     from tacker.conductor import conductor_server  # noqa: F401
+    from tacker.sol_refactored import objects as v2_objects
 
     tacker_config.init(parent_config_args() if args is None else args)
     objects.register_all()
+    v2_objects.register_all()
     return CONF

@@ -74,6 +74,29 @@ def _instance_list() -> Any:
         return VnfInstanceList
 
 
+def _v2_instance_class() -> Any:
+    from tacker.sol_refactored import objects
+    try:
+        return objects.VnfInstanceV2
+    except AttributeError:      # objects.register_all() has not run
+        from tacker.sol_refactored.objects.v2.vnf_instance import (
+            VnfInstanceV2,
+        )
+        return VnfInstanceV2
+
+
+def _v2_users(admin: Any, vim_id: str) -> list[str]:
+    """v2 instances whose vimConnectionInfo names the VIM."""
+    found = []
+    for inst in _v2_instance_class().get_all(admin):
+        connections = inst.vimConnectionInfo \
+            if inst.obj_attr_is_set('vimConnectionInfo') else {}
+        if any(c.obj_attr_is_set('vimId') and c.vimId == vim_id
+               for c in (connections or {}).values()):
+            found.append(inst.id)
+    return found
+
+
 class TackerVimRegistry:
     """A VimRegistry backed by Tacker's NFVO database."""
 
@@ -163,12 +186,12 @@ class TackerVimRegistry:
                 if same_url(v.get('auth_url') or '', auth_url)]
 
     def in_use(self, context: Any, vim_id: str) -> list[str]:
-        """Best effort: v1 VNF instances (tacker.objects.VnfInstanceList)
-        of every project whose vim_connection_info names the VIM. v2
-        (sol_refactored) instances live in other tables and are not
-        seen."""
+        """VNF instances of every project whose VIM connections name the
+        VIM: v1 ones (tacker.objects) and v2 ones (sol_refactored, their
+        own table)."""
         admin = context.elevated() if hasattr(context, 'elevated') \
             else context
-        return [inst.id for inst in _instance_list().get_all(admin)
-                if any(getattr(info, 'vim_id', None) == vim_id
-                       for info in inst.vim_connection_info or [])]
+        v1 = [inst.id for inst in _instance_list().get_all(admin)
+              if any(getattr(info, 'vim_id', None) == vim_id
+                     for info in inst.vim_connection_info or [])]
+        return v1 + _v2_users(admin, vim_id)

@@ -36,7 +36,10 @@ class Root:
         return self.of(CLOUDS_FILE)
 
     def log(self, service: str) -> str:
-        return self.of('log', f'{service}.log')
+        return os.path.join(self.log_dir(), f'{service}.log')
+
+    def log_dir(self) -> str:
+        return self.of('log')
 
     def service_dir(self, service: str) -> str:
         return self.of(service)

@@ -100,6 +100,11 @@ def configure(root: Root, port: int, keystone_url: str, password: str,
                     # The v2 API's locks (tooz, file backend) live under
                     # state_path: the root's, not /var/lib/tacker.
                     'state_path': base,
+                    # oslo.log files named after each program: the
+                    # services' logs, and the v2 LCM script's own
+                    # (tacker_kubernetes_mgmt_v2.py.log), which Tacker
+                    # does not show when the script succeeds.
+                    'log_dir': root.log_dir(),
                     'default_log_levels': LOG_LEVELS},
         'database': {'connection': database_url},
         # README, "CNF infra driver": the plugin's kubernetes-namespaced
