@@ -62,6 +62,8 @@ def result(instance: V2Instance, code: int) -> dict:
 def _run(inputs: dict, instance: V2Instance, args: list[str] | None
          ) -> int:
     operation = str(inputs['operation'])
+    if not operations.has_work(operation):
+        return 0    # nothing to load Tacker's configuration for
     try:
         conf = tacker_conf.load(args)
         _setup_logging(conf)

@@ -126,6 +126,10 @@ OPERATIONS: dict[str, Callable[[Call], None]] = {
 }
 
 
+def has_work(operation: str) -> bool:
+    return operation in OPERATIONS
+
+
 def run(call: Call) -> None:
     """Run ``call.operation``; an operation the driver has no work in
     (e.g. ``modify_information_start``) is logged and done."""

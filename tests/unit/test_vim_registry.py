@@ -328,7 +328,8 @@ def nfvo(monkeypatch):
     FakeNfvo.vims, FakeNfvo.created, FakeNfvo.fail_with = [], [], None
     modules = {name: types.ModuleType(name) for name in (
         'tacker', 'tacker.nfvo', 'tacker.nfvo.nfvo_plugin',
-        'tacker.extensions', 'tacker.extensions.nfvo', 'tacker.objects')}
+        'tacker.extensions', 'tacker.extensions.nfvo', 'tacker.objects',
+        'tacker.sol_refactored', 'tacker.sol_refactored.objects')}
     modules['tacker.nfvo.nfvo_plugin'].NfvoPlugin = FakeNfvo
     modules['tacker.extensions.nfvo'].VimNotFoundException = NotFound
     modules['tacker.extensions.nfvo'].VimInUseException = InUse
@@ -419,11 +420,41 @@ def test_tacker_in_use_lists_instances_naming_the_vim(nfvo):
                     tacker_shapes.VimConnectionInfo('c2', 'os', 'openstack')
                 ])]
 
+    class InstancesV2:
+        @staticmethod
+        def get_all(context):
+            seen['v2 context'] = context
+            return [_V2Instance('cnf-v2', {'vim1': _V2Vim('vim-7')}),
+                    _V2Instance('vnf-v2', {'os': _V2Vim('os')}),
+                    _V2Instance('not-instantiated', None)]
+
     nfvo['tacker.objects'].VnfInstanceList = Instances
+    nfvo['tacker.sol_refactored.objects'].VnfInstanceV2 = InstancesV2
     admin = types.SimpleNamespace(project_id=None)
     context = types.SimpleNamespace(project_id='p', elevated=lambda: admin)
-    assert TackerVimRegistry().in_use(context, 'vim-7') == ['cnf-1']
-    assert seen['context'] is admin     # CNFs of every project count
+    assert TackerVimRegistry().in_use(context, 'vim-7') == ['cnf-1',
+                                                            'cnf-v2']
+    # CNFs of every project count, v1 and v2 ones.
+    assert seen['context'] is admin and seen['v2 context'] is admin
+
+
+class _V2Object:
+    """What of an oslo versioned object of Tacker v2 ``in_use`` reads:
+    set fields only."""
+
+    def obj_attr_is_set(self, name: str) -> bool:
+        return getattr(self, name, None) is not None
+
+
+class _V2Vim(_V2Object):
+    def __init__(self, vim_id: str):
+        self.vimId = vim_id
+
+
+class _V2Instance(_V2Object):
+    def __init__(self, inst_id: str, connections: dict | None):
+        self.id = inst_id
+        self.vimConnectionInfo = connections
 
 
 # -- vim_connection_info -----------------------------------------------------
