@@ -139,6 +139,20 @@ def test_scale_out_and_in_send_no_password(session, complex_vnf):
         assert 'password' not in sent and 'master_node' not in sent
 
 
+def test_a_failed_scale_out_is_rolled_back(session, complex_vnf):
+    before = agree(session, complex_vnf, 3, 2)
+    inject_fault(inspect.cluster_dir(session.root), '*', 'kubeadm join',
+                 'injected: the join was refused', times=1)
+    with pytest.raises(OperationFailed) as failed:
+        session.op.scale(complex_vnf, 'SCALE_OUT', 'worker_instance',
+                         params=USER_DATA)
+    assert 'scale_end failed' in str(failed.value.op.get('Error'))
+    rolled = session.op.rollback(failed.value.op['ID'])
+    assert rolled['Operation State'] == 'ROLLED_BACK'
+    # The new worker left the cluster before Heat deleted its VM.
+    assert agree(session, complex_vnf, 3, 2) == before
+
+
 def test_heal_a_master_and_a_worker(session, complex_vnf):
     before = agree(session, complex_vnf, 3, 2)
     info = session.op.show(complex_vnf)['Instantiated Vnf Info']
