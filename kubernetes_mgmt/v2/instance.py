@@ -76,6 +76,8 @@ class InstantiatedInfo:
 class V2Instance:
     def __init__(self, data: dict):
         self.data = copy.deepcopy(data)
+        # As Tacker keeps it: before a failed attempt's state is adopted.
+        self.persisted = copy.deepcopy(data)
         self._cluster_vims: list[VimConnection] | None = None
 
     # -- what the v1 hooks read ----------------------------------------
@@ -132,6 +134,12 @@ class V2Instance:
             access_info={'auth_url': stored.get('endpoint')},
             interface_info={'ssl_ca_cert': stored.get('sslCaCert')}
             if stored.get('sslCaCert') else {})]
+
+    def persisted_instance(self) -> V2Instance:
+        """The instance as Tacker keeps it, without what a failed attempt
+        of this operation handed on (a node it remembered may never
+        have joined)."""
+        return V2Instance(self.persisted)
 
     def adopt_state(self, stored: str | None) -> None:
         """Take the driver's state a failed attempt left (it verifies

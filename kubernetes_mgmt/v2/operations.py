@@ -163,11 +163,10 @@ def _removed_members(call: Call) -> list[str]:
 
 
 def _new_vnfcs(call: Call) -> list[dict]:
-    """VNFCs whose server is no node the driver knows yet. Tacker v2
-    keeps no instance change of a failed operation, so on a retry the
-    nodes a failed attempt joined count as new again (and their steps
-    find their work done)."""
-    state = instance_state.load(call.instance)
+    """VNFCs whose server is no node of the instance as Tacker keeps it:
+    on a retry, also those a failed attempt remembered (their steps find
+    their work done where it was)."""
+    state = instance_state.load(call.instance.persisted_instance())
     return [v for v in call.instance.vnfc_resources()
             if (v.get('computeResource') or {}).get('resourceId')
             not in state.nodes
@@ -184,9 +183,10 @@ def _new_member_stacks(call: Call) -> list[str]:
 
 
 def _members_in_heat_only(call: Call) -> list[str]:
-    """Worker members Heat has and the driver never joined: during a
-    scale-out rollback the instance lists only the VNFCs from before."""
-    state = instance_state.load(call.instance)
+    """Worker members Heat has that are no node of the instance as
+    Tacker keeps it: during a scale-out rollback the instance lists only
+    the VNFCs from before, and the failed attempt may have joined some."""
+    state = instance_state.load(call.instance.persisted_instance())
     params = read_stored_params(call.instance.stored_params())
     heat = heat_client_for(call.instance, call.context)
     topology = read_topology(heat, tacker_objects.stack_id(call.instance),

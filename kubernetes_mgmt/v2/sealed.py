@@ -30,9 +30,10 @@ class SealError(MgmtDriverError):
     """Sealed parameters that do not open (edited, copied, other key)."""
 
 
-def _cipher() -> AESGCM:
-    # Read anew each time: nothing secret stays in the process.
-    key = integrity.load_key(create=True)
+def _cipher(create: bool) -> AESGCM:
+    # Read anew each time: nothing secret stays in the process. Only
+    # sealing may create the site key; opening needs the one that sealed.
+    key = integrity.load_key(create=create)
     derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None,
                    info=_PURPOSE).derive(key)
     return AESGCM(derived)
@@ -41,7 +42,8 @@ def _cipher() -> AESGCM:
 def seal(instance_id: str, params: dict) -> str:
     nonce = os.urandom(_NONCE_BYTES)
     data = json.dumps(params, sort_keys=True).encode()
-    sealed = _cipher().encrypt(nonce, data, instance_id.encode())
+    sealed = _cipher(create=True).encrypt(nonce, data,
+                                          instance_id.encode())
     return PREFIX + base64.b64encode(nonce + sealed).decode('ascii')
 
 
@@ -52,8 +54,8 @@ def unseal(instance_id: str, text: str, where: str) -> dict:
         raise SealError(f'{where} is not sealed parameters of this driver')
     try:
         raw = base64.b64decode(text[len(PREFIX):], validate=True)
-        data = _cipher().decrypt(raw[:_NONCE_BYTES], raw[_NONCE_BYTES:],
-                                 instance_id.encode())
+        data = _cipher(create=False).decrypt(
+            raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], instance_id.encode())
     except (ValueError, InvalidTag):
         raise SealError(
             f'{where} does not open with this site\'s state key for '
