@@ -84,3 +84,13 @@ def options():
     yield set_
     for key in changed:
         cfg.CONF.clear_override(key, 'kubernetes_mgmt')
+
+
+@pytest.fixture
+def state_key(tmp_path):
+    """The site key that signs the driver's state (and seals the v2
+    instantiate parameters), in a file of this test only."""
+    path = tmp_path / 'state.key'
+    cfg.CONF.set_override('state_key_file', str(path), 'kubernetes_mgmt')
+    yield path
+    cfg.CONF.clear_override('state_key_file', 'kubernetes_mgmt')

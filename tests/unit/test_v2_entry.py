@@ -10,7 +10,6 @@ import sys
 import textwrap
 
 import pytest
-from oslo_config import cfg
 
 from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.instance_state import METADATA_KEY, DriverState
@@ -34,13 +33,6 @@ def _instance() -> dict:
         'metadata': {'owner': 'team-a'},
     }
 
-
-@pytest.fixture
-def state_key(tmp_path):
-    path = tmp_path / 'state.key'
-    cfg.CONF.set_override('state_key_file', str(path), 'kubernetes_mgmt')
-    yield path
-    cfg.CONF.clear_override('state_key_file', 'kubernetes_mgmt')
 
 
 def _with_state(state: DriverState) -> V2Instance:

@@ -6,7 +6,6 @@ import copy
 import json
 
 import pytest
-from oslo_config import cfg
 
 from kubernetes_mgmt import instance_state, tacker_objects
 from kubernetes_mgmt.instance_state import DriverState, NodeRecord
@@ -76,13 +75,6 @@ def v2_instance() -> dict:
                                     f'vnf_instances/{INSTANCE_ID}'}},
     }
 
-
-@pytest.fixture
-def state_key(tmp_path):
-    path = tmp_path / 'state.key'
-    cfg.CONF.set_override('state_key_file', str(path), 'kubernetes_mgmt')
-    yield path
-    cfg.CONF.clear_override('state_key_file', 'kubernetes_mgmt')
 
 
 RECORD = VimRecord(id='k8s-vim-id', name='kubernetes_vim',

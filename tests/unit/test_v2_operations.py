@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-from oslo_config import cfg
 
 from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.errors import ValidationError
@@ -71,13 +70,6 @@ def _call(operation='scale_start', request=None, instance=None,
                 instance=instance or V2Instance(v2_instance()),
                 grant_request=grant_request, grant=None)
 
-
-@pytest.fixture
-def state_key(tmp_path):
-    path = tmp_path / 'state.key'
-    cfg.CONF.set_override('state_key_file', str(path), 'kubernetes_mgmt')
-    yield path
-    cfg.CONF.clear_override('state_key_file', 'kubernetes_mgmt')
 
 
 # -- the request the hooks see ----------------------------------------------
