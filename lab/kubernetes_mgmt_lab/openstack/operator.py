@@ -207,12 +207,12 @@ class Operator:
                              'terminate', vnf_id)
 
     def retry(self, op_id: str) -> dict:
-        before = self._entered(op_id)
+        before = self._where(op_id)
         self.run('vnflcm', 'op', 'retry', op_id, parse=False)
         return self.wait(op_id, after=before)
 
     def rollback(self, op_id: str) -> dict:
-        before = self._entered(op_id)
+        before = self._where(op_id)
         self.run('vnflcm', 'op', 'rollback', op_id, parse=False)
         return self.wait(op_id, after=before, check=False)
 
@@ -245,22 +245,21 @@ class Operator:
                 return op['ID']
         return None
 
-    def _entered(self, op_id: str) -> str:
-        return self.run('vnflcm', 'op', 'show', op_id,
-                        show=False)['State Entered Time']
+    def _where(self, op_id: str) -> tuple[str, str]:
+        op = self.run('vnflcm', 'op', 'show', op_id, show=False)
+        return _where(op)
 
-    def wait(self, op_id: str, after: str | None = None,
+    def wait(self, op_id: str, after: tuple[str, str] | None = None,
              check: bool = True) -> dict:
         """``op show`` until the operation has ended (and, after a retry
-        or rollback, entered a state since ``after``, the time it entered
-        the state it had: a retry may fail again at once)."""
+        or rollback, is no longer where it was: ``after``, its state and
+        the time it entered it. A v2 retry may fail again at once, into
+        the same state; Tacker v1 leaves the time as it was)."""
         offset = _log_size(self.root)
 
         def ended():
             op = self.run('vnflcm', 'op', 'show', op_id, show=False)
-            state = op['Operation State']
-            if state in ENDED and not (
-                    after and op['State Entered Time'] == after):
+            if op['Operation State'] in ENDED and _where(op) != after:
                 return op
             return None
 
@@ -270,6 +269,10 @@ class Operator:
             raise OperationFailed(op, _conductor_lines(self.root, offset,
                                                        op_id))
         return op
+
+
+def _where(op: dict) -> tuple[str, str]:
+    return op['Operation State'], str(op.get('State Entered Time'))
 
 
 def _poll(fn, deadline: float, what: str):
