@@ -158,8 +158,7 @@ def _removed_members(call: Call) -> list[str]:
                for r in (call.grant_request or {}).get('removeResources')
                or [] if r.get('type') == 'COMPUTE'}
     return [_member_name(v) for v in call.instance.vnfc_resources()
-            if str((v.get('computeResource') or {}).get('resourceId'))
-            in servers]
+            if str(_server(v)) in servers]
 
 
 def _new_vnfcs(call: Call) -> list[dict]:
@@ -167,11 +166,9 @@ def _new_vnfcs(call: Call) -> list[dict]:
     on a retry, also those a failed attempt remembered (their steps find
     their work done where it was)."""
     state = instance_state.load(call.instance.persisted_instance())
+    known = {*state.nodes, state.storage_server}
     return [v for v in call.instance.vnfc_resources()
-            if (v.get('computeResource') or {}).get('resourceId')
-            not in state.nodes
-            and (v.get('computeResource') or {}).get('resourceId')
-            != state.storage_server]
+            if _server(v) not in known]
 
 
 def _new_member_stacks(call: Call) -> list[str]:
@@ -193,6 +190,11 @@ def _members_in_heat_only(call: Call) -> list[str]:
                              params)
     return [h.member_name for h in topology.workers
             if h.member_name and h.server_id not in state.nodes]
+
+
+def _server(vnfc: dict) -> str | None:
+    """The Nova server of a ``vnfcResourceInfo`` entry."""
+    return (vnfc.get('computeResource') or {}).get('resourceId')
 
 
 def _member_name(vnfc: dict) -> str:

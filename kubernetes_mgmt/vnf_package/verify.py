@@ -230,31 +230,36 @@ def _check_images(csar: Csar, facts: vnfd.VnfdFacts,
 def _check_driver(csar: Csar, facts: vnfd.VnfdFacts,
                   result: VerifyResult) -> None:
     installed_file = layout.installed_driver_file()
+    for name in _differing(csar, facts.driver_files, installed_file):
+        result.add([
+            f'{name} differs from the installed driver module '
+            f'{installed_file} (plugin {layout.plugin_version()}; the '
+            f'package was built by {result.created_by or "unknown"}): '
+            'the package was built for another plugin version and '
+            'Tacker would refuse every LCM operation '
+            '(MgmtDriverHashMatchFailure). Rebuild the package with '
+            'kubernetes-mgmt package build and upload it, or install '
+            'the plugin version the package was built for'])
+
+
+def _differing(csar: Csar, names: set[str], installed_file: Path
+               ) -> list[str]:
+    """The members among ``names`` whose bytes are not the installed
+    file's (a missing member is the VNFD check's to report)."""
     installed = installed_file.read_bytes()
-    for name in sorted(facts.driver_files):
-        if csar.has(name) and csar.read(name) != installed:
-            result.add([
-                f'{name} differs from the installed driver module '
-                f'{installed_file} (plugin {layout.plugin_version()}; the '
-                f'package was built by {result.created_by or "unknown"}): '
-                'the package was built for another plugin version and '
-                'Tacker would refuse every LCM operation '
-                '(MgmtDriverHashMatchFailure). Rebuild the package with '
-                'kubernetes-mgmt package build and upload it, or install '
-                'the plugin version the package was built for'])
+    return [name for name in sorted(names)
+            if csar.has(name) and csar.read(name) != installed]
 
 
 def _check_v2_script(csar: Csar, facts: vnfd.VnfdFacts,
                      result: VerifyResult) -> None:
     installed_file = layout.installed_v2_script()
-    installed = installed_file.read_bytes()
+    result.add(
+        f'{name} differs from this plugin\'s v2 LCM script '
+        f'{installed_file}: Tacker would run other code than the '
+        'plugin\'s. Rebuild the package with kubernetes-mgmt package build'
+        for name in _differing(csar, facts.v2_scripts, installed_file))
     for name in sorted(facts.v2_scripts):
-        if csar.has(name) and csar.read(name) != installed:
-            result.add([
-                f'{name} differs from this plugin\'s v2 LCM script '
-                f'{installed_file}: Tacker would run other code than the '
-                'plugin\'s. Rebuild the package with kubernetes-mgmt '
-                'package build'])
         beside = posixpath.join(posixpath.dirname(name), layout.V2_IMPORTS)
         shadows = sorted({n for n in csar.names if n == f'{beside}.py'
                           or n.startswith(f'{beside}/')})
