@@ -2,6 +2,7 @@
 import logging
 import os
 import secrets
+import socket
 import time
 import uuid
 
@@ -42,6 +43,9 @@ def test_one_connection_per_host_serves_commands_and_sftp(lab):
                             step='upload as root', sudo=True, mode=0o600)
         assert with_session.read_file(path, step='read') == b'hello\n'
         assert sessions.get(endpoint(lab, host)) is with_session
+        # No command waits for the VM's delayed ACK (Nagle's algorithm).
+        sock = with_session._client.get_transport().sock
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
         return host.name
 
     with Sessions(HostKeyStore()) as sessions:
