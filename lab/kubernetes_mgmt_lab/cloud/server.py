@@ -80,6 +80,11 @@ def error_body(service: str, error: ApiError) -> dict:
 class _Handler(BaseHTTPRequestHandler):
     server: CloudServer
     protocol_version = 'HTTP/1.1'
+    # A reply leaves as one buffered write, sent at once: written as
+    # headers then body, Nagle's algorithm held the body back until the
+    # client's delayed ACK, ~40 ms a request on keep-alive connections.
+    wbufsize = -1
+    disable_nagle_algorithm = True
 
     def do_GET(self) -> None:
         self._serve()
