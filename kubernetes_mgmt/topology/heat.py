@@ -1,15 +1,19 @@
 """Read a VNF's hosts from its Heat stack.
 
 One resource listing (``nested_depth=2``) tells where every server and port
-is; then only the resources whose attributes we need are fetched (the
-server, its ssh and nic ports, the cluster port, floating IPs, volumes), in
-parallel and each at most once. Group members are ordered as Heat orders
-them (creation time, then name).
+is. The attributes of the servers, ports and floating IPs then come from
+one detailed listing per type, whatever the number of VMs (a request per
+resource costs Heat a stack load each); the few other resources whose
+attributes are needed (the cluster port's subnets, volumes, server groups)
+are fetched one by one, each at most once. Reading only some group
+members fetches just theirs. Group members are ordered as Heat orders them
+(creation time, then name).
 """
 from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import ipaddress
 import re
 import threading
@@ -42,6 +46,9 @@ from kubernetes_mgmt.topology.model import (
 LOG = redact.get_logger(__name__)
 NESTED_DEPTH = 2        # top stack -> group stack -> member stack
 MAX_PARALLEL_GETS = 8
+# What every host's reading needs: read for the whole stack at once.
+_ADDRESSED_TYPES = (heat_listing.SERVER, heat_listing.PORT,
+                    heat_listing.FLOATING_IP)
 # Cinder ids are UUIDs; the install script accepts no other characters.
 _VOLUME_ID = re.compile(r'[A-Za-z0-9][A-Za-z0-9-]{7,63}')
 T = TypeVar('T')
@@ -73,6 +80,7 @@ def read_topology(heat, stack_id: str, params: ClusterParams) -> Topology:
     # cluster port is the first master's own, fetched once.
     if listing.find(*cluster_port).type == heat_listing.PORT:
         reader.with_subnets.add(cluster_port)
+    reader.prefetch(_ADDRESSED_TYPES)
     hosts = reader.hosts(masters + workers)
     storage = None
     if params.storage_server:
@@ -231,6 +239,37 @@ class _Reader:
         with self._lock:
             self._cache[key] = attrs
         return attrs
+
+    def prefetch(self, types: tuple[str, ...]) -> None:
+        """Cache the attributes of every resource of ``types`` (those the
+        stack has), one detailed listing per type, in parallel with the
+        resources that need more than a listing shows (``with_subnets``)."""
+        calls = [functools.partial(self._list_attributes, kind)
+                 for kind in types if self.listing.has_type(kind)]
+        calls += [functools.partial(self.attributes, *key)
+                  for key in sorted(self.with_subnets)]
+        with ThreadPoolExecutor(min(MAX_PARALLEL_GETS, len(calls) or 1),
+                                'heat-read') as pool:
+            for future in [pool.submit(redact.carry(c)) for c in calls]:
+                future.result()
+
+    def _list_attributes(self, kind: str) -> None:
+        resources = _heat_call(
+            self.listing.stack_id, f'listing {kind} resources with their '
+            'attributes',
+            lambda: self.heat.resources.list(
+                self.listing.top, nested_depth=NESTED_DEPTH,
+                with_detail=True, filters={'type': kind}))
+        found = {}
+        for resource in resources:
+            # A Heat that ignores with_detail leaves them to single reads.
+            if 'attributes' in vars(resource):
+                row = heat_listing.to_row(resource)
+                found[(row.stack, row.name)] = resource.attributes or {}
+        with self._lock:
+            for key, attrs in found.items():
+                if key not in self.with_subnets:
+                    self._cache.setdefault(key, attrs)
 
     def hosts(self, vms: list[_Vm]) -> tuple[Host, ...]:
         if len(vms) <= 1:

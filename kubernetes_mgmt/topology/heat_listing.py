@@ -66,6 +66,10 @@ class Listing:
         self.top = tops.pop()
         self._idents = {s.rsplit('/', 1)[1]: s for s in self.by_stack}
 
+    def has_type(self, kind: str) -> bool:
+        return any(row.type == kind for rows in self.by_stack.values()
+                   for row in rows.values())
+
     def resources(self, stack: str) -> dict[str, Row]:
         return self.by_stack.get(stack, {})
 
