@@ -37,8 +37,8 @@ def path(version: str = VERSION, root: str = ROOT) -> str:
 
 def _install(version: str, root: str, target: str) -> None:
     # Imported here: a VM's kubectl wrapper loads this module, and the
-    # logging stack behind sysrun would double the command agent's size
-    # (copied by every command it forks).
+    # logging stack behind sysrun would add 6 MB to the command agent,
+    # whose pages every command it forks copies.
     from kubernetes_mgmt_lab.sysrun import run
 
     # Into a scratch directory first: a half-written install is never
