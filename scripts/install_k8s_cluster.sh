@@ -143,32 +143,75 @@ wait_for() {
 }
 
 # ------------------------------------------------------------------- files
-# put_file PATH MODE [VALIDATOR ARGS...] < content
-# Replaces PATH only when the content differs (atomically, via a file in
-# the same directory; VALIDATOR ARGS TMPFILE must accept it first).
-# Sets CHANGED=1 when it wrote, 0 otherwise. PATH is absolute; its
-# directory comes from parameter expansion, not dirname: a prepare writes
-# about ten files and every process it starts counts on a small VM.
+# put_file PATH MODE [VALIDATOR ARGS...] < text
+# Replaces PATH only when the text differs (atomically, via a file in the
+# same directory; VALIDATOR ARGS TMPFILE must accept it first). Sets
+# CHANGED=1 when it wrote, 0 otherwise. PATH is absolute. The text is
+# compared and written by bash itself, the new file made with its mode by
+# the umask: an unchanged file costs one process (the mode check), a new
+# one one (mv), and a prepare writes about ten files on a VM where every
+# process counts. Binary content: put_binary_file.
 put_file() {
-    local path=$1 mode=$2 dir
+    local path=$1 mode=$2 content current
     shift 2
-    [[ $path == /?* ]] || die "put_file needs an absolute path: $path"
-    dir=${path%/*}
-    dir=${dir:-/}
-    [[ -d $dir ]] || mkdir -p "$dir"
-    PENDING=$(mktemp "$dir/.kmgmt.XXXXXX")
+    # read -d '' stops at a NUL byte (status 0): text has none.
+    if IFS= read -r -d '' content; then die "put_file $path: binary content (use put_binary_file)"; fi
+    if [[ -f $path ]]; then
+        current=''
+        IFS= read -r -d '' current <"$path" || true
+        if [[ $current == "$content" ]]; then
+            keep_mode "$path" "$mode"
+            return 0
+        fi
+    fi
+    new_pending "$path" "$mode"
+    printf '%s' "$content" >"$PENDING"
+    commit_pending "$path" "$mode" "$@"
+}
+
+# put_binary_file PATH MODE < bytes: put_file for content with NUL bytes.
+put_binary_file() {
+    local path=$1 mode=$2
+    new_pending "$path" "$mode"
     cat >"$PENDING"
     if [[ -f $path ]] && cmp -s "$PENDING" "$path"; then
         rm -f "$PENDING"
         PENDING=''
-        if (( 8#$(stat -c %a "$path") != 8#$mode )); then chmod "$mode" "$path"; fi
-        CHANGED=0
+        keep_mode "$path" "$mode"
         return 0
     fi
+    commit_pending "$path" "$mode"
+}
+
+keep_mode() { # PATH MODE: an unchanged file
+    if (( 8#$(stat -c %a "$1") != 8#$2 )); then chmod "$2" "$1"; fi
+    CHANGED=0
+}
+
+# PENDING: a new empty file beside PATH, created (never opened if it
+# exists) with MODE's permissions but the execute bits.
+new_pending() { # PATH MODE
+    local dir=${1%/*} mask pending
+    [[ $1 == /?* ]] || die "put_file needs an absolute path: $1"
+    dir=${dir:-/}
+    [[ -d $dir ]] || mkdir -p "$dir"
+    printf -v mask '%03o' $(( ~8#$2 & 8#666 ))
+    pending=$dir/.kmgmt.$BASHPID.$RANDOM$RANDOM
+    umask "$mask"
+    set -o noclobber
+    : >"$pending"
+    set +o noclobber
+    umask 022
+    PENDING=$pending    # only once it is ours: the EXIT trap removes it
+}
+
+commit_pending() { # PATH MODE [VALIDATOR ARGS...]
+    local path=$1 mode=$2
+    shift 2
     if (( $# )) && ! "$@" "$PENDING" >&2; then
         die "rendered $path rejected by $1"
     fi
-    chmod "$mode" "$PENDING"
+    if (( 8#$mode & 8#7111 )); then chmod "$mode" "$PENDING"; fi
     mv -f "$PENDING" "$path"
     PENDING=''
     CHANGED=1
@@ -658,7 +701,7 @@ setup_apt_repo() {
     else
         cp "$WORK/key" "$WORK/key.gpg"
     fi
-    put_file "$KEYRING" 0644 <"$WORK/key.gpg"
+    put_binary_file "$KEYRING" 0644 <"$WORK/key.gpg"
     SOURCES_CHANGED=$(( CHANGED || APT_CHANGED ))
     printf '# %s\ndeb [signed-by=%s] %s /\n' "$MANAGED" "$KEYRING" "$repo" |
         put_file /etc/apt/sources.list.d/kubernetes.list 0644

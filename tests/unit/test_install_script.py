@@ -303,6 +303,37 @@ def test_put_file_writes_only_changes(tmp_path):
     assert os.listdir(target.parent) == ['file.conf']
 
 
+def test_put_file_keeps_the_text_exactly_and_sets_any_mode(tmp_path):
+    target = tmp_path / 'check.sh'
+    text = '#!/bin/sh\n  spaced \\ back\\slash\n\n\n'
+    proc = bash(f'put_file {target} 0755; echo "changed=$CHANGED"', text)
+    assert proc.stdout == 'changed=1\n', proc.stderr
+    assert target.read_text() == text
+    assert oct(target.stat().st_mode & 0o777) == '0o755'
+    target.chmod(0o644)
+    proc = bash(f'put_file {target} 0755; echo "changed=$CHANGED"', text)
+    assert proc.stdout == 'changed=0\n', proc.stderr
+    assert oct(target.stat().st_mode & 0o777) == '0o755'
+
+
+def test_binary_content_goes_through_put_binary_file(tmp_path):
+    target = tmp_path / 'keyring.gpg'
+    data = b'\x99\x00\x01binary\n\x00'
+    source = tmp_path / 'source'
+    source.write_bytes(data)
+    proc = bash(f'ROLE=prepare STEP=keyring; put_file {target} 0644 '
+                f'<{source}')
+    assert proc.returncode == 1
+    assert 'binary content (use put_binary_file)' in proc.stderr
+    assert not target.exists()
+    for changed in ('1', '0'):
+        proc = bash(f'put_binary_file {target} 0644 <{source}; '
+                    'echo "changed=$CHANGED"')
+        assert proc.stdout == f'changed={changed}\n', proc.stderr
+        assert target.read_bytes() == data
+    assert sorted(os.listdir(tmp_path)) == ['keyring.gpg', 'source']
+
+
 UPSTREAM_CALICO = """\
             - name: CALICO_DISABLE_FILE_LOGGING
               value: "true"
