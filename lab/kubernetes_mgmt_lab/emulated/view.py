@@ -79,7 +79,7 @@ class ClusterView:
                command: str | None = None) -> list[dict]:
         """Mutating commands in order; filter by host and by a command
         prefix such as ``'kubectl drain'``."""
-        return [e for e in self.state().get('events', [])
+        return [e for e in store.read_events(self.cluster_dir)
                 if (host is None or e['host'] == host) and
                 (command is None or faults.matches(command, e['argv']))]
 
@@ -128,7 +128,7 @@ def reset_cluster(cluster_dir: str) -> None:
     """Forget the emulated cluster (state, logs, CAs, faults; config
     stays)."""
     for name in (store.STATE_FILE, store.ARGV_LOG, store.CPU_LOG,
-                 'faults.json', 'audit.jsonl'):
+                 store.EVENT_LOG, 'faults.json', 'audit.jsonl'):
         try:
             os.unlink(os.path.join(cluster_dir, name))
         except FileNotFoundError:
