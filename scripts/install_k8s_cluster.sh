@@ -55,7 +55,9 @@
 # $STATE_DIR/done/ROLE ("CONTRACT_VERSION=N"); "kubeadm init"/"kubeadm join"
 # are recorded (done/kubeadm-init, done/kubeadm-join) when they exit 0.
 # Output: init and refresh-join print one line CA_CERT_HASH=sha256:<hex>,
-# prepare one line SANDBOX_IMAGE=<image> (what containerd now uses) on
+# prepare one line SANDBOX_IMAGE=<image> (what containerd now uses) and
+# then the facts the status role prints, as of its end (the driver decides
+# the node's init or join with them instead of asking again), on
 # stdout; progress ("[role] step") and errors ("ERROR [role/step]: ...") go
 # to stderr. Every role is idempotent: a second run changes nothing.
 # Secrets: BOOTSTRAP_TOKEN and CERTIFICATE_KEY reach kubeadm only in
@@ -1499,6 +1501,10 @@ refuse_half_finished() { # init|join
 
 role_status() {
     step 'facts'
+    print_facts
+}
+
+print_facts() {
     local f name line version files api=0
     printf 'CONTRACT_VERSION=%s\n' "$CONTRACT_VERSION" >&3
     if [[ -d $DONE_DIR ]]; then
@@ -1563,6 +1569,7 @@ main() {
     esac
     STEP=finish
     if [[ $ROLE != status && $ROLE != reset ]]; then record_done; fi
+    if [[ $ROLE == prepare ]]; then print_facts; fi
     log 'done'
 }
 

@@ -96,6 +96,14 @@ def parse_status(values: dict[str, str], where: str) -> HostFacts:
     return HostFacts(contract, done, files, api)
 
 
+def reported_facts(values: dict[str, str], where: str) -> HostFacts | None:
+    """The facts another role printed after its work (prepare does), or
+    None when it printed none (a script that does not)."""
+    if 'CONTRACT_VERSION' not in values:
+        return None
+    return parse_status(values, where)
+
+
 def gather_host(script: InstallScript, session: SshSession,
                 config: dict) -> HostFacts:
     facts = parse_status(script.run(session, 'status', config),

@@ -63,6 +63,8 @@ class ClusterSetup:
         self.secrets: JoinSecrets | None = None
         self.vrrp_password: str | None = None
         self.admin: AdminCredentials | None = None
+        # Facts each node's prepare printed, for its next decision.
+        self._reported: dict[str, HostFacts] = {}
 
     # -- preparation and load balancers ----------------------------------
 
@@ -74,7 +76,11 @@ class ClusterSetup:
             session.upload(cni.package_path.read_bytes(),
                            roles.REMOTE_CNI_MANIFEST,
                            step='upload CNI manifest', sudo=True)
-        self.script.run(session, 'prepare', roles.prepare(self.plan, node))
+        out = self.script.run(session, 'prepare',
+                              roles.prepare(self.plan, node))
+        facts = node_state.reported_facts(out, session.endpoint.name)
+        if facts is not None:
+            self._reported[node.name] = facts
 
     def read_vrrp_password(self, masters: Sequence[Node]) -> None:
         """Keep the password of an earlier run so that re-running changes
@@ -223,7 +229,12 @@ class ClusterSetup:
     # -- facts --------------------------------------------------------------
 
     def host_facts(self, node: Node) -> HostFacts:
-        """The node's own facts (its ``status`` role)."""
+        """The node's own facts: those its prepare reported moments ago
+        in this operation (once: only init, join and reset change them,
+        and they follow), else its ``status`` role's."""
+        reported = self._reported.pop(node.name, None)
+        if reported is not None:
+            return reported
         return node_state.gather_host(self.script, self.session(node),
                                       roles.status(node))
 

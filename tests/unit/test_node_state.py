@@ -12,6 +12,7 @@ from kubernetes_mgmt.cluster.node_state import (
     init_stage,
     join_stage,
     parse_status,
+    reported_facts,
 )
 from kubernetes_mgmt.cluster.plan import Node
 from kubernetes_mgmt.errors import MgmtDriverError
@@ -54,6 +55,17 @@ def test_status_output_is_parsed_per_role_with_contract_versions():
 def test_status_output_that_is_not_the_contract_is_an_error(values):
     with pytest.raises(MgmtDriverError, match=r'\[m1\] status: unexpected'):
         parse_status(values, 'm1')
+
+
+def test_prepare_output_carries_the_facts_when_the_script_prints_them():
+    printed = {'SANDBOX_IMAGE': 'registry.k8s.io/pause:3.10',
+               'CONTRACT_VERSION': '3', 'DONE_PREPARE': '3',
+               'KUBEADM_FILES': '', 'API_READY': '0'}
+    assert reported_facts(printed, 'w1') == HostFacts(3, {'prepare': 3})
+    # A script that prints none: the driver asks the status role.
+    assert reported_facts({'SANDBOX_IMAGE': 'x/pause:1'}, 'w1') is None
+    with pytest.raises(MgmtDriverError, match=r'\[w1\] status'):
+        reported_facts({'CONTRACT_VERSION': 'x'}, 'w1')
 
 
 def test_init_half_finished_when_kubeadm_left_files_but_did_not_finish():
