@@ -143,6 +143,23 @@ def _slow_install(host, bins, sock):
                             stderr=subprocess.PIPE)
 
 
+def test_a_command_holds_only_its_standard_streams(host, agent, bins):
+    """Not the agent's listening socket, nor another client's connection:
+    a command that held them would keep them open after the agent or
+    that client is gone."""
+    sock, proc = agent
+    client = _slow_install(host, bins, sock)
+    try:
+        assert wait_until(lambda: agent_children(proc), deadline=30,
+                          ceiling=0.05), 'the command never started'
+        child, = agent_children(proc)
+        assert sorted(int(fd) for fd in os.listdir(
+            f'/proc/{child}/fd')) == [0, 1, 2]
+    finally:
+        client.kill()
+        client.communicate()
+
+
 @pytest.mark.parametrize('sig,code', [(signal.SIGTERM, -signal.SIGTERM),
                                       (signal.SIGKILL, -signal.SIGKILL)])
 def test_a_signalled_or_killed_client_ends_its_command(host, agent, bins,
