@@ -13,7 +13,12 @@ the CPU seconds the machine spent on the instantiate, in all and per node
 the driver).
 
     sudo python bench/instantiate_bench.py [--install-delay 60]
-        [--services ROOT]
+        [--services ROOT] [--repeat N]
+
+With ``--repeat N`` the worker counts are run N times in turn (W=1, W=16,
+W=1, W=16...: a slow spell of the machine hits both) and each row is the
+run with the median wall time, with the fastest and slowest beside it;
+the ratio of each round is printed too.
 """
 from __future__ import annotations
 
@@ -61,6 +66,14 @@ def cpu_by_command(cluster_dir: str) -> dict[str, tuple[float, int]]:
 
 
 
+def median_run(runs: list[dict]) -> dict:
+    """The run with the median wall time (the lower one of an even
+    count), with the fastest and slowest wall times of all."""
+    ordered = sorted(runs, key=lambda r: r['wall'])
+    return {**ordered[(len(ordered) - 1) // 2],
+            'fastest': ordered[0]['wall'], 'slowest': ordered[-1]['wall']}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.split('\n\n')[0] + ' Makes a throw-away '
@@ -73,30 +86,48 @@ def main() -> None:
     parser.add_argument('--workers', type=int, nargs='+',
                         default=[1, 4, 16], metavar='W',
                         help='worker counts to instantiate with 1 master, '
-                             'one run each; the first is the ratio\'s base '
-                             '(default: 1 4 16)')
+                             'one run each per round; the first is the '
+                             'ratio\'s base (default: 1 4 16)')
     parser.add_argument('--services', metavar='ROOT',
                         help='use the lab services already running at ROOT '
                              '("kubernetes-mgmt lab tacker up"); default: '
                              'start them for the benchmark and stop them '
                              'after it')
+    parser.add_argument('--repeat', type=int, default=1, metavar='N',
+                        help='rounds of all the worker counts; each row '
+                             'is then the median run (default: '
+                             '%(default)s)')
     parser.add_argument('--quiet', action='store_true',
                         help="only the run lines, not the driver's phases")
     args = parser.parse_args()
     show_progress(args.quiet)
+    if args.repeat < 1:
+        parser.error('--repeat must be at least 1')
     with services(args.services, str(REPO)) as site:
-        rows = run_each(args.workers, args.install_delay, WHAT,
-                        functools.partial(measure, site))
+        rounds = [run_each(args.workers, args.install_delay,
+                           WHAT if args.repeat == 1
+                           else f'{WHAT}, round {i} of {args.repeat}',
+                           functools.partial(measure, site))
+                  for i in range(1, args.repeat + 1)]
+    rows = [median_run([r[i] for r in rounds])
+            for i in range(len(args.workers))]
     base = rows[0]['wall']
-    print(f'install delay per node: {args.install_delay:g} s')
+    print(f'install delay per node: {args.install_delay:g} s'
+          + (f'; median of {args.repeat} runs' if args.repeat > 1 else ''))
     print(f'{"W":>3} {"wall s":>8} {"ratio":>6} {"remote s":>9} '
           f'{"overhead s":>10} {"ssh/host":>9} {"cpu s":>7} '
-          f'{"cpu s/node":>10}')
+          f'{"cpu s/node":>10} {"wall min-max":>13}')
     for r in rows:
         print(f'{r["workers"]:>3} {r["wall"]:>8.1f} {r["wall"] / base:>6.2f} '
               f'{r["remote"]:>9.1f} {r["overhead"]:>10.2f} '
               f'{r["ssh_min"]:>4}-{r["ssh_max"]:<4} {r["cpu"]:>7.1f} '
-              f'{r["cpu_node"]:>10.2f}')
+              f'{r["cpu_node"]:>10.2f} '
+              f'{r["fastest"]:>6.1f}-{r["slowest"]:<6.1f}')
+    if args.repeat > 1:
+        for r in rounds:
+            ratios = ' '.join(f'{x["wall"] / r[0]["wall"]:.2f}' for x in r)
+            print(f'round ratios (W = {" ".join(map(str, args.workers))}): '
+                  f'{ratios}')
     last = rows[-1]
     print(f'the VMs\' commands at W={last["workers"]}, CPU s (runs):')
     ranked = sorted(last['by_command'].items(), key=lambda kv: -kv[1][0])

@@ -64,6 +64,7 @@ def test_validate_request_help_names_every_kind(capsys):
     ('instantiate_bench.py', ('--install-delay SECONDS emulated package '
                               'installation time per node (default: 60)',
                               '--workers W [W ...] worker counts',
+                              '--repeat N rounds of all the worker counts',
                               '--quiet only the run lines')),
     ('scale_bench.py', ('--install-delay SECONDS emulated package '
                         'installation time per new node (default: 60)',
