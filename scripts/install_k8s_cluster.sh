@@ -156,6 +156,7 @@ wait_for() {
 put_file() {
     local path=$1 mode=$2 content current
     shift 2
+    check_target "$path"
     # read -d '' stops at a NUL byte (status 0): text has none.
     if IFS= read -r -d '' content; then die "put_file $path: binary content (use put_binary_file)"; fi
     if [[ -f $path ]]; then
@@ -174,6 +175,7 @@ put_file() {
 # put_binary_file PATH MODE < bytes: put_file for content with NUL bytes.
 put_binary_file() {
     local path=$1 mode=$2
+    check_target "$path"
     new_pending "$path" "$mode"
     cat >"$PENDING"
     if [[ -f $path ]] && cmp -s "$PENDING" "$path"; then
@@ -185,6 +187,8 @@ put_binary_file() {
     commit_pending "$path" "$mode"
 }
 
+check_target() { [[ $1 == /?* ]] || die "put_file needs an absolute path: $1"; }
+
 keep_mode() { # PATH MODE: an unchanged file
     if (( 8#$(stat -c %a "$1") != 8#$2 )); then chmod "$2" "$1"; fi
     CHANGED=0
@@ -194,7 +198,6 @@ keep_mode() { # PATH MODE: an unchanged file
 # exists) with MODE's permissions but the execute bits.
 new_pending() { # PATH MODE
     local dir=${1%/*} mask pending
-    [[ $1 == /?* ]] || die "put_file needs an absolute path: $1"
     dir=${dir:-/}
     [[ -d $dir ]] || mkdir -p "$dir"
     printf -v mask '%03o' $(( ~8#$2 & 8#666 ))

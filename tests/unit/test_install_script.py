@@ -316,6 +316,20 @@ def test_put_file_keeps_the_text_exactly_and_sets_any_mode(tmp_path):
     assert oct(target.stat().st_mode & 0o777) == '0o755'
 
 
+def test_put_file_refuses_a_relative_path_even_to_an_existing_file(
+        tmp_path):
+    (tmp_path / 'file.conf').write_text('a\n')
+    for helper in ('put_file', 'put_binary_file'):
+        proc = subprocess.run(
+            ['bash', '-c', f'source "$1"; ROLE=lb STEP=files; '
+             f'{helper} file.conf 0644 <<<"a"', 'bash', str(SCRIPT)],
+            cwd=tmp_path, capture_output=True, text=True, timeout=60,
+            check=False)
+        assert proc.returncode == 1
+        assert 'ERROR [lb/files]: put_file needs an absolute path: ' \
+            'file.conf' in proc.stderr
+
+
 def test_binary_content_goes_through_put_binary_file(tmp_path):
     target = tmp_path / 'keyring.gpg'
     data = b'\x99\x00\x01binary\n\x00'
