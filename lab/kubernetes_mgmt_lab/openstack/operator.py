@@ -207,12 +207,12 @@ class Operator:
                              'terminate', vnf_id)
 
     def retry(self, op_id: str) -> dict:
-        before = self._where(op_id)
+        before = self._where_now(op_id)
         self.run('vnflcm', 'op', 'retry', op_id, parse=False)
         return self.wait(op_id, after=before)
 
     def rollback(self, op_id: str) -> dict:
-        before = self._where(op_id)
+        before = self._where_now(op_id)
         self.run('vnflcm', 'op', 'rollback', op_id, parse=False)
         return self.wait(op_id, after=before, check=False)
 
@@ -245,7 +245,7 @@ class Operator:
                 return op['ID']
         return None
 
-    def _where(self, op_id: str) -> tuple[str, str]:
+    def _where_now(self, op_id: str) -> tuple[str, str]:
         op = self.run('vnflcm', 'op', 'show', op_id, show=False)
         return _where(op)
 
