@@ -67,7 +67,8 @@
 # Needs kubeadm >= 1.31 (configuration kubeadm.k8s.io/v1beta4) and IPv4.
 set -Eeuo pipefail
 shopt -s inherit_errexit lastpipe
-umask 022
+readonly SCRIPT_UMASK=022
+umask "$SCRIPT_UMASK"
 export LC_ALL=C DEBIAN_FRONTEND=noninteractive
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -206,7 +207,7 @@ new_pending() { # PATH MODE
     set -o noclobber
     : >"$pending"
     set +o noclobber
-    umask 022
+    umask "$SCRIPT_UMASK"
     PENDING=$pending    # only once it is ours: the EXIT trap removes it
 }
 

@@ -112,7 +112,6 @@ def record_event(cluster_dir: str, host: str, argv: list[str],
                  started: float, rc: int) -> None:
     """A mutating command that ended, appended to the event log: no lock
     and no rewrite of the cluster state (17 VMs' commands end at once)."""
-    os.makedirs(cluster_dir, exist_ok=True)
     append_line(os.path.join(cluster_dir, EVENT_LOG),
                 json.dumps({'host': host, 'argv': list(argv),
                             'time': started, 'end': time.time(),
@@ -130,16 +129,20 @@ def record_argv(cluster_dir: str, host: str, argv: list[str]) -> None:
     """Append the argv of a command being started, whatever it does (the
     events list keeps only mutating ones): tests check that no command
     ever had a secret on its command line."""
-    os.makedirs(cluster_dir, exist_ok=True)
     append_line(os.path.join(cluster_dir, ARGV_LOG),
                 json.dumps({'host': host, 'argv': list(argv),
                             'time': time.time()}) + '\n')
 
 
 def append_line(path: str, line: str) -> None:
-    """One write, O_APPEND: concurrent writers never interleave lines."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-                 SHARED_FILE_MODE)
+    """One write, O_APPEND: concurrent writers never interleave lines.
+    The directory is made only when missing (every command appends)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    try:
+        fd = os.open(path, flags, SHARED_FILE_MODE)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, flags, SHARED_FILE_MODE)
     try:
         _share(fd)
         os.write(fd, line.encode())
