@@ -90,18 +90,42 @@ def agent_children(proc) -> list[int]:
 
 def test_a_command_through_the_agent_answers_as_a_new_interpreter(
         tmp_path, host, agent, bins):
-    sock, _ = agent
-    twin = testing.make_host(str(tmp_path), host.cluster_dir, 'h1', host.ip)
+    """Two hosts' commands take turns on the agent's one worker, each with
+    its own environment (the host it runs on): each answers as on a third
+    host whose commands start new interpreters."""
+    sock, proc = agent
+    other = testing.make_host(str(tmp_path), host.cluster_dir, 'h1',
+                              host.ip)
+    plain = testing.make_host(str(tmp_path), host.cluster_dir, 'h2',
+                              host.ip)
+    workers = set()
     for argv, stdin in [(('apt-get', 'install', 'nfs-common'), 'n\n'),
                         (('apt-get', 'install', '-y', 'nfs-common'), ''),
                         (('dpkg-query', '-W', 'nfs-common'), ''),
                         (('apt-get', 'frobnicate'), ''),
                         (('dpkg-query', '-W', 'absent'), '')]:
         # Each host's state goes through the same steps.
-        via = run(bins[0], host, sock, *argv, stdin=stdin)
-        plain = run(bins[1], twin, sock, *argv, stdin=stdin)
-        assert (via.returncode, via.stdout, via.stderr) == \
-            (plain.returncode, plain.stdout, plain.stderr), argv
+        want = run(bins[1], plain, sock, *argv, stdin=stdin)
+        for via_host in (host, other):
+            via = run(bins[0], via_host, sock, *argv, stdin=stdin)
+            assert (via.returncode, via.stdout, via.stderr) == \
+                (want.returncode, want.stdout, want.stderr), argv
+            workers.update(agent_children(proc))
+    assert len(workers) == 1, 'each command had a worker of its own'
+
+
+def test_a_command_reads_nothing_an_earlier_one_was_given(host, agent,
+                                                          bins):
+    """The first answer reads one line of two; the second command, given
+    nothing, must not get the line left over."""
+    sock, _ = agent
+    first = run(bins[0], host, sock, 'apt-get', 'install', 'curl',
+                stdin='n\ny\n')
+    assert first.stdout.endswith('[Y/n] ') and first.returncode == 1
+    second = run(bins[0], host, sock, 'apt-get', 'install', 'curl')
+    assert second.returncode == 1, second.stdout
+    assert run(bins[0], host, sock, 'dpkg-query', '-W',
+               'curl').returncode == 1
 
 
 def test_the_command_works_in_the_callers_directory_with_its_umask(
@@ -125,13 +149,23 @@ def test_the_command_works_in_the_callers_directory_with_its_umask(
 @pytest.mark.skipif(os.geteuid() != 0, reason='changes group: needs root')
 def test_the_command_runs_as_the_calling_user_and_group(host, agent, bins):
     # Root with another group (the tests' files are root's alone): the
-    # file the command creates shows the group it ran as.
-    done = run(bins[0], host, agent[0], 'apt-get', 'install', '-y',
+    # file the command creates shows the group it ran as. The next
+    # command, as root with root's group, takes the same worker back.
+    sock, proc = agent
+    done = run(bins[0], host, sock, 'apt-get', 'install', '-y',
                'haproxy', prefix='exec setpriv --regid=65534 '
                                  '--clear-groups "$@"')
     assert done.returncode == 0, done.stderr
     made = os.stat(host.path('/etc/haproxy/haproxy.cfg'))
     assert (made.st_uid, made.st_gid) == (0, 65534)
+    worker = agent_children(proc)
+    done = run(bins[0], host, sock, 'apt-get', 'install', '-y',
+               'nfs-kernel-server', prefix='exec setpriv --regid=0 '
+                                           '--groups=0 "$@"')
+    assert done.returncode == 0, done.stderr
+    made = os.stat(host.path('/etc/exports'))
+    assert (made.st_uid, made.st_gid) == (0, 0)
+    assert agent_children(proc) == worker
 
 
 def _slow_install(host, bins, sock):
@@ -143,18 +177,27 @@ def _slow_install(host, bins, sock):
                             stderr=subprocess.PIPE)
 
 
-def test_a_command_holds_only_its_standard_streams(host, agent, bins):
+def test_a_command_holds_only_its_streams_and_its_link_to_the_agent(
+        host, agent, bins):
     """Not the agent's listening socket, nor another client's connection:
     a command that held them would keep them open after the agent or
-    that client is gone."""
+    that client is gone. Its worker's own link to the agent is closed
+    in every program the command starts."""
     sock, proc = agent
     client = _slow_install(host, bins, sock)
     try:
-        assert wait_until(lambda: agent_children(proc), deadline=30,
-                          ceiling=0.05), 'the command never started'
+        # Its first line: the command is in its stand-in, set up.
+        assert client.stdout.readline().startswith(b'The following')
         child, = agent_children(proc)
-        assert sorted(int(fd) for fd in os.listdir(
-            f'/proc/{child}/fd')) == [0, 1, 2]
+        fds = sorted(int(fd) for fd in os.listdir(f'/proc/{child}/fd'))
+        assert fds[:3] == [0, 1, 2] and len(fds) == 4, fds
+        link = os.readlink(f'/proc/{child}/fd/{fds[3]}')
+        agents = {os.readlink(f'/proc/{proc.pid}/fd/{fd}')
+                  for fd in os.listdir(f'/proc/{proc.pid}/fd')}
+        assert link.startswith('socket:') and link not in agents
+        with open(f'/proc/{child}/fdinfo/{fds[3]}', encoding='ascii') as f:
+            flags = int(f.read().split('flags:')[1].split()[0], 8)
+        assert flags & os.O_CLOEXEC
     finally:
         client.kill()
         client.communicate()

@@ -1,5 +1,5 @@
-"""A lab host's command agent: the emulated commands, forked from one warm
-Python process.
+"""A lab host's command agent: the emulated commands, run by workers
+forked from one warm Python process.
 
 Starting an interpreter and importing a stand-in costs ~25 ms of CPU
 before the command does anything; a cluster's install runs hundreds of
@@ -8,17 +8,20 @@ this agent inside the host's namespaces. The commands' wrappers exec the
 ``klab-run`` client (``klab_run.c``), which connects to ``SOCKET`` and
 sends its umask with its standard streams attached. The agent takes the
 rest from the kernel: the client's user and groups, command line,
-environment and working directory. It forks; the child becomes that
-command (identity, streams, directory, environment) and runs the
-stand-in's ``cli()``, every module it needs imported already (the agent
-loads them when it starts, while the host boots). The child's exit
-status, or the signal that ended it, goes back to the client, which ends
-the same way; the signals the client gets are passed on, and a client
-that dies takes its command with it.
+environment and working directory. It hands the command to an idle
+worker (``agent_worker``) if it runs as the agent's user, or forks a new
+one; the worker becomes that command (identity, streams, directory,
+environment) and runs the stand-in's ``cli()``, every module it needs
+imported already (the agent loads them when it starts, while the host
+boots). The command's exit status, or the signal that ended its
+worker, goes back to the client, which ends the same way; the signals
+the client gets are passed on (the worker is then not reused), and a
+client that dies takes its command, and the worker, with it.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import importlib
 import os
@@ -27,9 +30,9 @@ import signal
 import socket
 import struct
 import sys
-import traceback
 
-from kubernetes_mgmt_lab.emulated import COMMANDS, PACKAGE
+from kubernetes_mgmt_lab.emulated import COMMANDS, PACKAGE, agent_worker
+from kubernetes_mgmt_lab.emulated.agent_worker import Job
 
 SOCKET = '/run/klab-agent.sock'
 MODULES = frozenset(f'{PACKAGE}.{m}' for m in COMMANDS.values())
@@ -40,36 +43,24 @@ PRELOAD = (*sorted(MODULES), *(f'{PACKAGE}.{m}' for m in (
     'kubeadm_init', 'kubeadm_join', 'kubeadm_reset', 'kubeadm_token',
     'apiserver')))
 REQUEST_TIMEOUT = 10.0
+# Idle workers kept per host: commands seldom overlap on one VM.
+MAX_IDLE = 2
 _UCRED = struct.Struct('3i')     # pid, uid, gid (SO_PEERCRED)
 
 
-class Request:
-    """One command a client asked for."""
-
-    def __init__(self, conn: socket.socket, fds: list[int], umask: int):
-        self.conn = conn
-        self.fds = fds
-        self.umask = umask
-        raw = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                              _UCRED.size)
-        self.pid, self.uid, self.gid = _UCRED.unpack(raw)
-        argv = _proc_strings(self.pid, 'cmdline')
-        if len(argv) < 3 or argv[2] not in MODULES:
-            raise ValueError(f'not a lab command: {argv[1:3]}')
-        self.name, self.module, self.args = argv[1], argv[2], argv[3:]
-        self.env = dict(e.partition('=')[::2]
-                        for e in _proc_strings(self.pid, 'environ'))
-        self.groups = _groups(self.pid)
-
-
-class Running:
-    """A forked command and the client waiting for it."""
-
-    def __init__(self, request: Request, pid: int):
-        self.conn = request.conn
-        self.pid = pid
-        self.pidfd = os.pidfd_open(pid)
-        self.client_gone = False
+def _job(conn: socket.socket, fds: list[int], umask: int) -> Job:
+    """The command the client on ``conn`` asked for: what it sent, and
+    the rest from the kernel."""
+    raw = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                          _UCRED.size)
+    pid, uid, gid = _UCRED.unpack(raw)
+    argv = _proc_strings(pid, 'cmdline')
+    if len(argv) < 3 or argv[2] not in MODULES:
+        raise ValueError(f'not a lab command: {argv[1:3]}')
+    env = dict(e.partition('=')[::2] for e in _proc_strings(pid, 'environ'))
+    return Job(name=argv[1], module=argv[2], args=argv[3:], env=env,
+               pid=pid, umask=umask, fds=fds, uid=uid, gid=gid,
+               groups=_groups(pid))
 
 
 def _proc_strings(pid: int, name: str) -> list[str]:
@@ -90,110 +81,57 @@ def _log(message: str) -> None:
     print(f'agent: {message}', file=sys.stderr, flush=True)
 
 
-def _receive(conn: socket.socket) -> Request:
+def _receive(conn: socket.socket) -> Job:
     conn.settimeout(REQUEST_TIMEOUT)
     data, fds, _, _ = socket.recv_fds(conn, 64, 3)
     try:
         if len(fds) != 3 or not data.endswith(b'\n'):
             raise ValueError('malformed request')
-        return Request(conn, fds, int(data, 8))
+        return _job(conn, fds, int(data, 8))
     except BaseException:
         for fd in fds:
             os.close(fd)
         raise
 
 
-def _become(request: Request) -> None:
-    """In the child: take the client's streams, directory, identity and
-    environment, and drop every descriptor of the agent."""
-    for target, fd in enumerate(request.fds):
-        os.dup2(fd, target)
-    _close_from(3)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    os.chdir(f'/proc/{request.pid}/cwd')
-    os.umask(request.umask)
-    if (request.uid, request.gid) != (os.getuid(), os.getgid()):
-        os.setgroups(request.groups)
-        os.setgid(request.gid)
-        os.setuid(request.uid)
-    os.environ.clear()
-    os.environ.update(request.env, KLAB_ARGV0=request.name)
-    sys.argv = [request.name, *request.args]
+class Worker:
+    """A worker process (``agent_worker``) and the client whose command
+    it runs, if any."""
 
-
-def _close_from(low: int) -> None:
-    """Close every descriptor from ``low`` up: those open, as the kernel
-    lists them (os.closerange up to the limit costs ~1 ms a command
-    here)."""
-    for name in os.listdir('/proc/self/fd'):
-        fd = int(name)
-        if fd >= low:
-            try:
-                os.close(fd)
-            except OSError:
-                pass    # the listing's own descriptor, closed already
-
-
-def _run_child(request: Request) -> int:
-    try:
-        _become(request)
-        sys.modules[request.module].cli()
-        code = 0
-    except SystemExit as e:
-        if e.code is None or isinstance(e.code, int):
-            code = e.code or 0
-        else:
-            print(e.code, file=sys.stderr)
-            code = 1
-    except BaseException:   # as an interpreter would report it
-        traceback.print_exc()
-        code = 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except OSError:
-            pass
-    return code
-
-
-def _start(request: Request) -> Running:
-    try:
-        pid = os.fork()
-        if pid == 0:
-            os._exit(_run_child(request))
-    finally:
-        for fd in request.fds:
-            os.close(fd)
-    request.conn.setblocking(False)
-    return Running(request, pid)
+    def __init__(self, pid: int, control: socket.socket):
+        self.pid = pid
+        self.control = control
+        self.client: socket.socket | None = None
+        self.retire = False     # a signal reached it: not for reuse
 
 
 class Agent:
     def __init__(self, path: str):
         self.selector = selectors.DefaultSelector()
         self.listener = _listen(path)
-        self.selector.register(self.listener, selectors.EVENT_READ)
+        self.selector.register(self.listener, selectors.EVENT_READ,
+                               self._accept)
+        self.user = os.getuid()
+        self.idle: list[Worker] = []
 
     def serve(self) -> None:
         while True:
             for key, _ in self.selector.select():
                 # An earlier event of the same batch may have closed this
-                # one's connection (the command ended as its client sent
-                # a signal or died): its key is then no longer registered.
-                if self.selector.get_map().get(key.fd) is not key:
-                    continue
-                if key.fileobj is self.listener:
-                    self._accept()
-                elif key.fileobj is key.data.conn:
-                    self._from_client(key.data)
-                else:
-                    self._ended(key.data)
+                # one's descriptor (a worker ended as its client sent a
+                # signal or died): its key is then no longer registered.
+                if self.selector.get_map().get(key.fd) is key:
+                    key.data()
 
     def _accept(self) -> None:
         conn, _ = self.listener.accept()
         try:
-            running = _start(_receive(conn))
+            job = _receive(conn)
+            try:
+                worker = self._assign(job)
+            finally:
+                for fd in job.fds:
+                    os.close(fd)
         except Exception as e:   # a bad request must not end the agent
             _log(f'request refused: {e!r}')
             # The client then starts the command without the agent.
@@ -201,39 +139,101 @@ class Agent:
                 conn.sendall(b'refused\n')
             conn.close()
             return
-        self.selector.register(conn, selectors.EVENT_READ, running)
-        self.selector.register(running.pidfd, selectors.EVENT_READ, running)
+        conn.setblocking(False)
+        worker.client = conn
+        self.selector.register(conn, selectors.EVENT_READ,
+                               functools.partial(self._from_client, worker))
 
-    def _from_client(self, running: Running) -> None:
+    def _assign(self, job: Job) -> Worker:
+        """An idle worker, if the command runs as the agent's user (the
+        workers keep that user), else a new one."""
+        while self.idle and job.uid == self.user:
+            worker = self.idle.pop()
+            try:
+                socket.send_fds(worker.control, [job.encode()], job.fds)
+                return worker
+            except OSError:
+                continue    # it died idle: its end is being handled
+        return self._fork(job)
+
+    def _fork(self, job: Job) -> Worker:
+        mine, theirs = socket.socketpair(socket.AF_UNIX,
+                                         socket.SOCK_SEQPACKET)
+        try:
+            pid = os.fork()
+        except OSError:
+            mine.close()
+            theirs.close()
+            raise
+        if pid == 0:
+            agent_worker.work(job, theirs)   # never returns
+        theirs.close()
+        worker = Worker(pid, mine)
+        self.selector.register(mine, selectors.EVENT_READ,
+                               functools.partial(self._from_worker, worker))
+        return worker
+
+    def _from_client(self, worker: Worker) -> None:
         """Signal numbers, one byte each; end of file: the client died,
         and its command dies with it."""
+        conn = worker.client
         try:
-            data = running.conn.recv(64)
+            data = conn.recv(64)
         except BlockingIOError:
             return
         except OSError:
             data = b''
+        if data:
+            worker.retire = True
         for sig in data:
-            _kill(running.pid, sig)
+            _kill(worker.pid, sig)
         if not data:
-            running.client_gone = True
-            self.selector.unregister(running.conn)
-            _kill(running.pid, signal.SIGKILL)
+            self._release(worker)
+            _kill(worker.pid, signal.SIGKILL)
 
-    def _ended(self, running: Running) -> None:
-        _, status = os.waitpid(running.pid, 0)
+    def _from_worker(self, worker: Worker) -> None:
+        """The exit status of its command, the worker now idle; or end of
+        file: the worker ended, and its status is the command's."""
+        try:
+            data = worker.control.recv(64)
+        except OSError:
+            data = b''
+        if data:
+            self._reply(worker, f'exit {int(data)}\n')
+            self._idle(worker)
+            return
+        self.selector.unregister(worker.control)
+        worker.control.close()
+        _, status = os.waitpid(worker.pid, 0)
+        if worker in self.idle:
+            self.idle.remove(worker)
         code = os.waitstatus_to_exitcode(status)
-        self.selector.unregister(running.pidfd)
-        os.close(running.pidfd)
-        if not running.client_gone:
-            self.selector.unregister(running.conn)
-            reply = f'exit {code}\n' if code >= 0 else f'signal {-code}\n'
-            try:
-                running.conn.setblocking(True)
-                running.conn.sendall(reply.encode())
-            except OSError:
-                pass
-        running.conn.close()
+        self._reply(worker, f'exit {code}\n' if code >= 0
+                    else f'signal {-code}\n')
+
+    def _idle(self, worker: Worker) -> None:
+        if worker.retire or len(self.idle) >= MAX_IDLE:
+            _kill(worker.pid, signal.SIGKILL)   # its end of file follows
+        else:
+            self.idle.append(worker)
+
+    def _reply(self, worker: Worker, reply: str) -> None:
+        conn = self._release(worker)
+        if conn is None:
+            return
+        try:
+            conn.setblocking(True)
+            conn.sendall(reply.encode())
+        except OSError:
+            pass
+        conn.close()
+
+    def _release(self, worker: Worker) -> socket.socket | None:
+        """The worker's client, no longer watched; None if it has none."""
+        conn, worker.client = worker.client, None
+        if conn is not None:
+            self.selector.unregister(conn)
+        return conn
 
 
 def _kill(pid: int, sig: int) -> None:

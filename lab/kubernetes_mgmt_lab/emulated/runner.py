@@ -94,6 +94,7 @@ def run(name: str, main: Main,
     ``needs``: packages of which one must be installed on the host, as a
     binary only exists on a VM after its package is installed.
     """
+    cpu = _cpu_seconds()    # a worker of the agent ran others before
     args = sys.argv[1:]
     # A wrapper installed under another name (shutdown -> reboot).
     name = os.environ.pop('KLAB_ARGV0', None) or name
@@ -113,12 +114,13 @@ def run(name: str, main: Main,
     if mutating(args):
         store.record_event(ctx.cluster_dir, host.name, ctx.argv,
                            started, rc)
-    store.record_cpu(ctx.cluster_dir, host.name, name, _cpu_seconds())
+    store.record_cpu(ctx.cluster_dir, host.name, name,
+                     _cpu_seconds() - cpu)
     sys.exit(rc)
 
 
 def _cpu_seconds() -> float:
-    """This command's CPU time, with the processes it waited for (the
+    """This process's CPU time, with the processes it waited for (the
     real kubectl behind the wrapper)."""
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
