@@ -63,7 +63,16 @@ class Job:
 
 def work(job: Job, control: socket.socket) -> None:
     """Run ``job``, then the jobs the agent sends, until a command ends
-    this worker; never returns."""
+    this worker; never returns, not even by an exception (a signal
+    passed on as the worker went idle): this process is a fork of the
+    agent."""
+    try:
+        _serve(job, control)
+    finally:
+        os._exit(1)
+
+
+def _serve(job: Job, control: socket.socket) -> None:
     _close_from(3, keep={control.fileno(), *job.fds})
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -81,7 +90,7 @@ def work(job: Job, control: socket.socket) -> None:
         except OSError:
             os._exit(code)
         if not data or len(fds) != 3:
-            os._exit(0)     # the agent is gone, or retires this worker
+            os._exit(0)     # the agent is gone
         job = Job.decode(data, fds)
 
 
