@@ -153,7 +153,7 @@ class Agent:
                 socket.send_fds(worker.control, [job.encode()], job.fds)
                 return worker
             except OSError:
-                continue    # it died idle: its end is being handled
+                pass    # it died idle: its end of file is handled apart
         return self._fork(job)
 
     def _fork(self, job: Job) -> Worker:
@@ -183,13 +183,13 @@ class Agent:
             return
         except OSError:
             data = b''
-        if data:
-            worker.retire = True
-        for sig in data:
-            _kill(worker.pid, sig)
         if not data:
             self._release(worker)
             _kill(worker.pid, signal.SIGKILL)
+            return
+        worker.retire = True
+        for sig in data:
+            _kill(worker.pid, sig)
 
     def _from_worker(self, worker: Worker) -> None:
         """The exit status of its command, the worker now idle; or end of

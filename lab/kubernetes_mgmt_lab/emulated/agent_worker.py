@@ -51,14 +51,13 @@ class Job:
         self.groups = groups
 
     def encode(self) -> bytes:
-        return json.dumps([self.name, self.module, self.args, self.env,
-                           self.pid, self.umask, self.uid, self.gid,
-                           self.groups]).encode()
+        """Every field but the descriptors, which travel beside it."""
+        return json.dumps({k: v for k, v in vars(self).items()
+                           if k != 'fds'}).encode()
 
     @classmethod
     def decode(cls, data: bytes, fds: list[int]) -> Job:
-        fields = json.loads(data)
-        return cls(*fields[:6], fds, *fields[6:])
+        return cls(fds=fds, **json.loads(data))
 
 
 def work(job: Job, control: socket.socket) -> None:
