@@ -36,9 +36,13 @@ ssh_opts = [
     cfg.IntOpt('install_timeout', default=1800, min=1,
                help='Seconds a node installation step may run.'),
     cfg.BoolOpt('host_key_checking', default=True,
-                help='Remember each VM\'s SSH host key per VNF instance and '
-                     'refuse a changed key unless that VM is being '
-                     'replaced. Turn off only for lab or debug use.'),
+                help='Log in to a VM only when its SSH host key is known: '
+                     'the key stored for its Nova server by an earlier '
+                     'operation, else a key the VM printed to its console '
+                     'at first boot (cloud-init; read through Nova\'s '
+                     'os-getConsoleOutput). False trusts unknown and '
+                     'changed keys unverified, with a warning: only for '
+                     'labs without a console log.'),
 ]
 
 orchestration_opts = [

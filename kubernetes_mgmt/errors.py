@@ -79,6 +79,11 @@ class CommandTimeout(RemoteError):
     whether it was killed on the host)."""
 
 
+class Unresponsive(RemoteError):
+    """The host's SSH server stopped answering: a channel or a request on
+    it got no reply before the deadline."""
+
+
 class TransferTimeout(RemoteError):
     """A file transfer (SFTP) did not finish within its deadline."""
 

@@ -7,9 +7,16 @@ hooks need is stored in the VNF instance (``instance_state``).
 from __future__ import annotations
 
 from kubernetes_mgmt import redact, tacker_objects
-from kubernetes_mgmt.orchestration import heal, rebuild, scale, terminate
+from kubernetes_mgmt.orchestration import (
+    access,
+    heal,
+    rebuild,
+    scale,
+    terminate,
+)
 from kubernetes_mgmt.orchestration.instantiate import instantiate
 from kubernetes_mgmt.params.validate import parse_cluster_params
+from kubernetes_mgmt.remote import user_data
 
 LOG = redact.get_logger(__name__)
 
@@ -23,6 +30,20 @@ class Lifecycle:
     """
 
     # -- hooks with work ------------------------------------------------
+
+    def instantiate_start(self, context, vnf_instance,
+                          instantiate_vnf_request, grant, grant_request,
+                          **kwargs):
+        # Before Tacker creates any VM: refuse a bad request, and hand the
+        # package's user data what lets the driver's own key in (Tacker's
+        # v1 user data passes additionalParams named like a BaseHOT
+        # parameter on to Heat).
+        params = parse_cluster_params(
+            tacker_objects.additional_params(instantiate_vnf_request))
+        tacker_objects.set_additional_param(
+            instantiate_vnf_request, user_data.PARAMETER,
+            access.vm_user_data(tacker_objects.instance_id(vnf_instance),
+                                params, first_use=True))
 
     def instantiate_end(self, context, vnf_instance, instantiate_vnf_request,
                         grant, grant_request, **kwargs):
@@ -85,11 +106,6 @@ class Lifecycle:
     # -- explicit no-ops --------------------------------------------------
     # Tacker calls every hook the VNFD routes to this driver; these have
     # nothing to do for a Kubernetes cluster and say so.
-
-    def instantiate_start(self, context, vnf_instance,
-                          instantiate_vnf_request, grant, grant_request,
-                          **kwargs):
-        _nothing_to_do('instantiate_start', vnf_instance)
 
     def change_external_connectivity_start(
             self, context, vnf_instance, change_ext_conn_request, grant,

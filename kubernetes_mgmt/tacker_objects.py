@@ -24,6 +24,18 @@ def additional_params(request: Any) -> dict:
     return dict(value or {})
 
 
+def set_additional_param(request: Any, key: str, value: Any) -> None:
+    """Set one entry of a request's ``additionalParams`` (v1: Tacker
+    hands the same request object to the hooks and its infra driver)."""
+    if isinstance(request, dict):
+        name = 'additionalParams' if 'additionalParams' in request or \
+            'additional_params' not in request else 'additional_params'
+        request[name] = {**(request.get(name) or {}), key: value}
+    else:
+        request.additional_params = {**additional_params(request),
+                                     key: value}
+
+
 def stored_additional_params(vnf_instance: Any) -> dict:
     """The instantiate request's additionalParams, as Tacker stored them."""
     info = getattr(vnf_instance, 'instantiated_vnf_info', None)

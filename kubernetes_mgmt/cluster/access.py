@@ -14,4 +14,4 @@ def endpoint_for(host: Host, params: ClusterParams) -> Endpoint:
                          f'{host.role.value}')
     return Endpoint(address=host.ssh_ip,
                     login=Login(group.username, group.password),
-                    label=host.label)
+                    label=host.label, host_id=host.server_id)

@@ -20,14 +20,14 @@ from kubernetes_mgmt.cluster.plan import ClusterPlan, Node, build_plan
 from kubernetes_mgmt.cluster.record import ClusterRecord
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError
-from kubernetes_mgmt.instance_state import DriverState, NodeRecord
-from kubernetes_mgmt.orchestration import engine
+from kubernetes_mgmt.instance_state import DriverState
+from kubernetes_mgmt.orchestration import access, engine
+from kubernetes_mgmt.orchestration.checkpoint import Checkpoint, remember
 from kubernetes_mgmt.orchestration.cluster_setup import ClusterSetup
 from kubernetes_mgmt.orchestration.graph import CLUSTER, Graph, Step
 from kubernetes_mgmt.orchestration.helper_master import (
     reachable_ready_master,
 )
-from kubernetes_mgmt.orchestration.instantiate import host_keys
 from kubernetes_mgmt.orchestration.progress import Progress
 from kubernetes_mgmt.package import package_dir
 from kubernetes_mgmt.params.model import ClusterParams
@@ -61,6 +61,11 @@ class Day2:
     params: ClusterParams
     state: DriverState
     progress: Progress
+    # Set by read_plan and sessions: the stack's Heat client, the plan,
+    # and what saves the state after each step.
+    heat: Any = None
+    plan: ClusterPlan | None = None
+    checkpoint: Checkpoint | None = None
 
     @classmethod
     def load(cls, operation: str, context: Any, vnf_instance: Any) -> Day2:
@@ -81,7 +86,8 @@ class Day2:
         the cluster's record; with ``settled`` (after Tacker's stack
         update) once Heat has finished with the stack, successfully."""
         with self.progress.phase('read topology'):
-            heat = heat_client_for(self.vnf_instance, self.context)
+            heat = self.heat = heat_client_for(self.vnf_instance,
+                                               self.context)
             stack_id = tacker_objects.stack_id(self.vnf_instance, vnf)
             if settled:
                 require_settled(
@@ -91,8 +97,8 @@ class Day2:
             root = package_dir(self.context, self.vnf_instance)
             record = self.state.record or self._legacy_record(topology,
                                                               root)
-            plan = build_plan(self.instance_id, self.params, topology,
-                              root, record=record)
+            plan = self.plan = build_plan(self.instance_id, self.params,
+                                          topology, root, record=record)
             roles.check_plan(plan)  # before any host is touched
             return plan
 
@@ -160,26 +166,30 @@ class Day2:
 
     def run(self, graph: Graph) -> dict[str, Any]:
         return engine.run(graph, self.progress,
-                          parallel=CONF.kubernetes_mgmt.max_parallel_hosts)
+                          parallel=CONF.kubernetes_mgmt.max_parallel_hosts,
+                          on_settled=self.checkpoint)
 
     @contextlib.contextmanager
     def sessions(self, replacing: Iterable[str] = ()) -> Iterator[Sessions]:
-        """SSH sessions; a changed host key is accepted only for the
-        addresses in ``replacing`` (VMs being healed). Host keys learnt
-        are stored even when the operation fails."""
-        keys = host_keys(self.state, set(replacing))
+        """SSH sessions of the plan read last (``read_plan``); a VM not
+        seen before, or one of the server ids in ``replacing`` (rebuilt
+        in place), must present the key it published. Host keys learnt
+        are stored after each step and when the operation ends, even
+        when it fails."""
+        keys = access.host_keys(self.state, self.heat, replacing)
+        self.checkpoint = Checkpoint(self.vnf_instance, self.state, keys,
+                                     self.plan)
         try:
-            with Sessions(keys) as sessions:
+            with Sessions(keys, identity=access.login_key(
+                    self.instance_id)) as sessions:
                 self.progress.sessions = sessions
                 yield sessions
         finally:
-            self.state.host_keys = dict(keys.known)
+            self.checkpoint.keep_keys()
             self.save()
 
     def remember(self, nodes: Iterable[Node]) -> None:
-        for node in nodes:
-            self.state.remember_node(node.host.server_id, NodeRecord(
-                name=node.name, role=node.host.role.value, ip=node.ip))
+        remember(self.state, list(nodes))
 
     def save(self) -> None:
         instance_state.save(self.vnf_instance, self.state)

@@ -57,13 +57,21 @@ def _describe(step: Step, error: BaseException) -> str:
     return f'[{step.host}] {step.name}: {error}'
 
 
-def run(graph: Graph, progress: Progress, *, parallel: int) -> dict[str, Any]:
+Settled = Callable[[Step, bool], None]
+
+
+def run(graph: Graph, progress: Progress, *, parallel: int,
+        on_settled: Settled | None = None) -> dict[str, Any]:
     """Run every step; returns each run step's result by step id.
+
+    ``on_settled(step, succeeded)`` is called after each step ends, one
+    at a time (on the engine's own thread): where an operation keeps what
+    it learnt so far.
 
     One failure is raised as it is (its type tells the caller what
     happened: a refusal, a validation problem); several as GraphFailed.
     """
-    runner = _Runner(graph, progress, max(1, parallel))
+    runner = _Runner(graph, progress, max(1, parallel), on_settled)
     started = time.monotonic()
     try:
         with ThreadPoolExecutor(max_workers=max(1, parallel),
@@ -75,8 +83,10 @@ def run(graph: Graph, progress: Progress, *, parallel: int) -> dict[str, Any]:
 
 
 class _Runner:
-    def __init__(self, graph: Graph, progress: Progress, parallel: int):
+    def __init__(self, graph: Graph, progress: Progress, parallel: int,
+                 on_settled: Settled | None = None):
         self.graph = graph
+        self.on_settled = on_settled
         self.progress = progress
         self.parallel = parallel
         self.sorter = graph.sorter()
@@ -132,6 +142,8 @@ class _Runner:
             self.busy_groups.discard(step.serial)
         run: StepRun = future.result()
         self.progress.record(run)
+        if self.on_settled is not None:
+            self.on_settled(step, run.error is None)
         if run.error is not None:
             self.failures.append((step, run.error))
             LOG.error('%s', _describe(step, run.error))

@@ -232,7 +232,6 @@ def heal_end(context: Any, vnf_instance: Any, vnfc_ids: Sequence[str],
     op = Day2.load('heal', context, vnf_instance)
     plan = op.read_plan(vnf, settled=True)
     healed = rebuilt(vnf_instance, vnfc_ids, op.state, plan)
-    new_vms = {n.host.ssh_ip for _, n in healed}
     server = [(vnfc_id, n) for vnfc_id, n in healed if n is plan.storage]
     healed = [(vnfc_id, n) for vnfc_id, n in healed if n is not plan.storage]
     nodes = [node for _, node in healed]
@@ -244,7 +243,8 @@ def heal_end(context: Any, vnf_instance: Any, vnfc_ids: Sequence[str],
     labels = node_labels(plan.topology, nodes, zones or {})
     moved = [n for vnfc_id, n in healed
              if op.state.healing.get(vnfc_id, {}).get('ip', n.ip) != n.ip]
-    with op.sessions(replacing=new_vms) as sessions:
+    # A rebuilt VM is a new Nova server: its key is the one it publishes.
+    with op.sessions() as sessions:
         setup = ClusterSetup(plan, sessions, op.progress)
         op.run(heal_end_graph(op, setup, nodes, moved, labels,
                               storage_server=bool(server)))

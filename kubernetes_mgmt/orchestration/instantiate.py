@@ -13,14 +13,14 @@ from kubernetes_mgmt.cluster.placement import node_labels
 from kubernetes_mgmt.cluster.plan import ClusterPlan, build_plan
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError
-from kubernetes_mgmt.instance_state import DriverState, NodeRecord
-from kubernetes_mgmt.orchestration import engine, steps
+from kubernetes_mgmt.instance_state import DriverState
+from kubernetes_mgmt.orchestration import access, engine, steps
+from kubernetes_mgmt.orchestration.checkpoint import Checkpoint, remember
 from kubernetes_mgmt.orchestration.cluster_setup import ClusterSetup
 from kubernetes_mgmt.orchestration.graph import CLUSTER, Graph
 from kubernetes_mgmt.orchestration.progress import Progress
 from kubernetes_mgmt.package import package_dir
 from kubernetes_mgmt.params.model import ClusterParams
-from kubernetes_mgmt.remote.hostkeys import HostKeyStore
 from kubernetes_mgmt.remote.ssh import Sessions
 from kubernetes_mgmt.topology.heat import read_topology
 from kubernetes_mgmt.topology.heat_client import heat_client_for
@@ -29,13 +29,6 @@ from kubernetes_mgmt.vim.model import VimRecord, VimSpec
 from kubernetes_mgmt.vim.registry import registry_for
 
 LOG = redact.get_logger(__name__)
-
-
-def host_keys(state: DriverState,
-              replacing: set[str] | None = None) -> HostKeyStore:
-    return HostKeyStore(known=dict(state.host_keys),
-                        replacing=set(replacing or ()),
-                        checking=CONF.kubernetes_mgmt.host_key_checking)
 
 
 def instantiate(context: Any, vnf_instance: Any, params: ClusterParams,
@@ -65,23 +58,26 @@ def instantiate(context: Any, vnf_instance: Any, params: ClusterParams,
              plan.control_plane_endpoint)
     if state.record is None or state.stack_id != stack_id:
         state.record = plan.freeze()    # frozen before any host changes
-    keys = host_keys(state)
+    keys = access.host_keys(state, heat)
+    checkpoint = Checkpoint(vnf_instance, state, keys, plan)
 
     def register(admin: AdminCredentials) -> None:
         record = register_vim(context, vnf_instance, plan, admin)
         state.vim_id, state.vim_name = record.id, record.name
 
     try:
-        with Sessions(keys) as sessions:
+        with Sessions(keys, identity=access.login_key(
+                instance_id, first_use=True)) as sessions:
             progress.sessions = sessions
             setup = ClusterSetup(plan, sessions, progress, installs=True)
             graph = install_graph(operation, setup, labels, state, register)
             engine.run(graph, progress,
-                       parallel=CONF.kubernetes_mgmt.max_parallel_hosts)
+                       parallel=CONF.kubernetes_mgmt.max_parallel_hosts,
+                       on_settled=checkpoint)
     finally:
         # Keep what was learnt even when a step failed: a re-run then
         # checks the same host keys and builds the same cluster.
-        state.host_keys = dict(keys.known)
+        checkpoint.keep_keys()
         _remember_cluster(state, plan)
         instance_state.save(vnf_instance, state)
     LOG.info('%s', progress.summary())
@@ -143,9 +139,7 @@ def register_vim(context: Any, vnf_instance: Any, plan: ClusterPlan,
 
 
 def _remember_cluster(state: DriverState, plan: ClusterPlan) -> None:
-    for node in plan.nodes:
-        state.remember_node(node.host.server_id, NodeRecord(
-            name=node.name, role=node.host.role.value, ip=node.ip))
+    remember(state, plan.nodes)
     state.first_master = plan.first_master.host.server_id
     state.stack_id = plan.topology.stack_id
     state.control_plane_endpoint = plan.control_plane_endpoint

@@ -174,7 +174,7 @@ def scale_in_graph(op: Day2, setup: ClusterSetup, leaving: Sequence[Node],
 
     def forget(_) -> None:
         for node in leaving:
-            setup.sessions.keys.forget(node.host.ssh_ip)
+            setup.sessions.keys.forget(node.host.server_id)
             op.state.forget_node(node.host.server_id)
         for server_id, record in list(op.state.node_records().items()):
             if record.name in names_only:

@@ -36,8 +36,15 @@ from kubernetes_mgmt.errors import (
     HostKeyMismatch,
     RemoteError,
     TransferTimeout,
+    Unresponsive,
 )
-from kubernetes_mgmt.remote.hostkeys import HostKeyStore, policy_for
+from kubernetes_mgmt.remote.hostkeys import (
+    HostKeyPending,
+    HostKeyStore,
+    HostKeyUnverifiable,
+    Target,
+    policy_for,
+)
 from kubernetes_mgmt.remote.retry import Backoff
 
 LOG = redact.get_logger(__name__)
@@ -71,22 +78,32 @@ _KILL_TIMEOUT = 30.0
 
 @dataclass(frozen=True)
 class Login:
+    """Who logs in. The password is optional: the driver logs in with its
+    own key (``Sessions``' identity) where the VM accepts it."""
+
     username: str
-    password: str = field(repr=False)
+    password: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where a VM is reached and who logs in."""
+    """Where a VM is reached and who logs in; ``host_id`` (the Nova
+    server id) is what its host key is known by."""
 
     address: str
     login: Login
     port: int = 22
     label: str = ''
+    host_id: str | None = None
 
     @property
     def name(self) -> str:
         return self.label or self.address
+
+    @property
+    def target(self) -> Target:
+        return Target(self.host_id or self.address, self.address,
+                      self.name)
 
 
 @dataclass(frozen=True)
@@ -99,8 +116,10 @@ class Result:
 class SshSession:
     """An open connection to one VM."""
 
-    def __init__(self, endpoint: Endpoint, client: paramiko.SSHClient):
+    def __init__(self, endpoint: Endpoint, client: paramiko.SSHClient,
+                 auth_method: str = 'password'):
         self.endpoint = endpoint
+        self.auth_method = auth_method   # how the driver logged in
         self._client = client
         self._sftp: paramiko.SFTPClient | None = None
         self._sudo_needs_password: bool | None = None
@@ -184,18 +203,12 @@ class SshSession:
                               *argv])
         if as_root:
             command, stdin = self._with_sudo(command, stdin, step)
-        transport = self._client.get_transport()
-        if not self.alive:
-            raise ConnectError(self.endpoint.name, step,
-                               'SSH connection is closed')
-        chan = transport.open_session(timeout=limit)
+        deadline = time.monotonic() + limit
+        chan = self._open_channel(step, limit)
         started = time.monotonic()
         try:
-            chan.exec_command(command)
-            if stdin:
-                chan.sendall(stdin)
-            chan.shutdown_write()
-            status, out, err = _collect(chan, time.monotonic() + limit)
+            status, out, err = self._converse(chan, command, stdin,
+                                              deadline, step)
         except _Expired as expired:
             chan.close()
             fate = (self._kill_group(_process_group(expired.err), as_root,
@@ -215,6 +228,57 @@ class SshSession:
             raise CommandFailed(self.endpoint.name, step, status,
                                 result.stdout, result.stderr)
         return result
+
+    def _converse(self, chan: paramiko.Channel, command: str,
+                  stdin: bytes | None, deadline: float,
+                  step: str) -> tuple[int, bytes, bytes]:
+        """Start ``command`` on ``chan``, feed it ``stdin``, collect its
+        exit status and output, all before ``deadline``."""
+        self._request(chan, deadline, step,
+                      lambda: chan.exec_command(command))
+        if stdin:
+            chan.settimeout(max(0.001, deadline - time.monotonic()))
+            try:
+                chan.sendall(stdin)
+            except TimeoutError:    # the host stopped reading its input
+                raise _Expired(b'') from None
+        chan.shutdown_write()
+        return _collect(chan, deadline)
+
+    def _open_channel(self, step: str, limit: float) -> paramiko.Channel:
+        """A new channel; a server that does not answer within ``limit``
+        fails the step, and the connection is dropped (the next use of
+        the host connects again)."""
+        transport = self._client.get_transport()
+        if not self.alive:
+            raise ConnectError(self.endpoint.name, step,
+                               'SSH connection is closed')
+        try:
+            return transport.open_session(timeout=limit)
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            self.close()
+            raise Unresponsive(
+                self.endpoint.name, step,
+                f'the SSH server did not open a channel within {limit:g} s '
+                f'({exc}); the command was not started and the connection '
+                'was dropped') from None
+
+    def _request(self, chan: paramiko.Channel, deadline: float, step: str,
+                 request: Callable[[], None]) -> None:
+        """A channel request (exec, subsystem) that paramiko waits for
+        without limit: bounded by closing the channel at ``deadline``."""
+        with _Watchdog(chan, deadline) as watchdog:
+            try:
+                request()
+            except (paramiko.SSHException, EOFError, OSError):
+                if not watchdog.fired:
+                    raise
+        if watchdog.fired:
+            self.close()
+            raise Unresponsive(
+                self.endpoint.name, step,
+                'the SSH server did not answer the request to start the '
+                'command in time; the connection was dropped')
 
     def _kill_group(self, group: int | None, as_root: bool,
                     step: str) -> str:
@@ -237,6 +301,13 @@ class SshSession:
         # -k ignores cached credentials so sudo always reads the password we
         # send; otherwise the password line would reach the command's stdin.
         if self._sudo_password_needed(step):
+            if not self.endpoint.login.password:
+                raise CommandFailed(
+                    self.endpoint.name, step, 1, '',
+                    f'sudo asks user {self.endpoint.login.username!r} for '
+                    'a password and the request gives none (the VM\'s user '
+                    'data grants passwordless sudo to the login user: see '
+                    'README, "Security")')
             password = self.endpoint.login.password.encode() + b'\n'
             return (f"sudo -k -S -p '' -- {command}",
                     password + (stdin or b''))
@@ -286,10 +357,20 @@ class SshSession:
             transport = self._client.get_transport()
             if transport is None or not transport.is_active():
                 raise EOFError('SSH connection is closed')
-            chan = transport.open_session(timeout=transfer.remaining())
+            try:
+                chan = transport.open_session(timeout=transfer.remaining())
+            except paramiko.SSHException:
+                transfer.remaining()    # TimeoutError once it is spent
+                raise
             try:
                 chan.settimeout(transfer.remaining())
-                chan.invoke_subsystem('sftp')
+                with _Watchdog(chan, transfer.deadline) as watchdog:
+                    try:
+                        chan.invoke_subsystem('sftp')
+                    except (paramiko.SSHException, EOFError):
+                        if watchdog.fired:
+                            raise TimeoutError('no answer') from None
+                        raise
                 self._sftp = paramiko.SFTPClient(chan)  # reads the version
             except BaseException:
                 chan.close()
@@ -369,6 +450,29 @@ def _sftp_makedirs(t: _Transfer, path: str) -> None:
         t.call(t.sftp.mkdir, path)
 
 
+class _Watchdog:
+    """Closes a channel at a deadline, which ends paramiko's unbounded
+    wait for the answer to a channel request."""
+
+    def __init__(self, chan: paramiko.Channel, deadline: float):
+        self._chan = chan
+        self.fired = False
+        self._timer = threading.Timer(max(0.0, deadline - time.monotonic()),
+                                      self._fire)
+        self._timer.daemon = True
+
+    def _fire(self) -> None:
+        self.fired = True
+        self._chan.close()
+
+    def __enter__(self) -> _Watchdog:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._timer.cancel()
+
+
 class _Expired(Exception):
     """The deadline passed; ``err`` is the stderr read so far."""
 
@@ -435,12 +539,15 @@ _RETRYABLE = (OSError, EOFError, paramiko.SSHException)
 
 
 def connect(endpoint: Endpoint, keys: HostKeyStore, *,
+            identity: paramiko.PKey | None = None,
             deadline: float | None = None,
             attempt_timeout: float | None = None) -> SshSession:
     """Connect, retrying with backoff until ``deadline`` seconds pass.
 
-    A VM that is still booting refuses or drops connections for a while;
-    that is retried. A changed host key is never retried.
+    A VM that is still booting refuses or drops connections, or has not
+    published its host keys yet, for a while; that is retried. A host key
+    that differs from the known one is never retried. The driver's
+    ``identity`` (its key) is offered first, then the password.
     """
     conf = CONF.kubernetes_mgmt
     total = float(deadline or conf.ssh_connect_deadline)
@@ -448,42 +555,59 @@ def connect(endpoint: Endpoint, keys: HostKeyStore, *,
     backoff = Backoff(deadline=total)
     auth_failures = 0
     redact.register(endpoint.login.password)
+    if identity is None and not endpoint.login.password:
+        raise ConnectError(endpoint.name, 'ssh connect',
+                           'neither a key nor a password to log in with')
     while True:
         try:
-            return _connect_once(endpoint, keys, per_attempt)
+            return _connect_once(endpoint, keys, identity, per_attempt)
         except HostKeyMismatch:
             raise
+        except HostKeyUnverifiable as exc:
+            raise ConnectError(endpoint.name, 'ssh connect',
+                               str(exc)) from None
         except paramiko.AuthenticationException as exc:
             auth_failures += 1
             if auth_failures >= _AUTH_ATTEMPTS:
                 raise ConnectError(
                     endpoint.name, 'ssh connect',
                     f'authentication failed for user '
-                    f'{endpoint.login.username!r} ({exc})') from None
+                    f'{endpoint.login.username!r} '
+                    f'({_tried(identity, endpoint)}; {exc})') from None
             last = exc
-        except _RETRYABLE as exc:
+        except (*_RETRYABLE, HostKeyPending) as exc:
             last = exc
         if not backoff.wait():
-            raise ConnectError(
-                endpoint.name, 'ssh connect',
-                f'not reachable on {endpoint.address}:{endpoint.port} '
-                f'within {total:g} s (last error: '
-                f'{type(last).__name__}: {last})')
+            raise ConnectError(endpoint.name, 'ssh connect',
+                               _unreached(endpoint, total, last))
         LOG.debug('[%s] waiting for SSH: %s', endpoint.name, last)
 
 
+def _tried(identity: paramiko.PKey | None, endpoint: Endpoint) -> str:
+    methods = ['the driver\'s key'] if identity is not None else []
+    if endpoint.login.password:
+        methods.append('the password')
+    return 'tried ' + ' and '.join(methods)
+
+
+def _unreached(endpoint: Endpoint, total: float, last: Exception) -> str:
+    if isinstance(last, HostKeyPending):
+        return (f'{last} within {total:g} s: nothing vouches for the key '
+                'it offers, so the driver did not log in (cloud-init '
+                'prints the keys at first boot: see the server\'s console '
+                'log)')
+    return (f'not reachable on {endpoint.address}:{endpoint.port} within '
+            f'{total:g} s (last error: {type(last).__name__}: {last})')
+
+
 def _connect_once(endpoint: Endpoint, keys: HostKeyStore,
+                  identity: paramiko.PKey | None,
                   timeout: float) -> SshSession:
     sock = _tcp_connection(endpoint, timeout)
     client = paramiko.SSHClient()
-    client.set_missing_host_key_policy(policy_for(keys, endpoint.address))
+    client.set_missing_host_key_policy(policy_for(keys, endpoint.target))
     try:
-        client.connect(
-            endpoint.address, port=endpoint.port,
-            username=endpoint.login.username,
-            password=endpoint.login.password, sock=sock,
-            timeout=timeout, banner_timeout=timeout, auth_timeout=timeout,
-            look_for_keys=False, allow_agent=False)
+        method = _log_in(client, sock, endpoint, identity, timeout)
     except BaseException:
         client.close()
         sock.close()
@@ -491,8 +615,32 @@ def _connect_once(endpoint: Endpoint, keys: HostKeyStore,
     transport = client.get_transport()
     if transport is not None:
         transport.set_keepalive(30)
-    LOG.info('[%s] SSH connected', endpoint.name)
-    return SshSession(endpoint, client)
+    LOG.info('[%s] SSH connected (%s)', endpoint.name, method)
+    return SshSession(endpoint, client, auth_method=method)
+
+
+def _log_in(client: paramiko.SSHClient, sock: socket.socket,
+            endpoint: Endpoint, identity: paramiko.PKey | None,
+            timeout: float) -> str:
+    """Connect and authenticate; returns the method that worked. The host
+    key is checked (policy) before any credential is sent."""
+    login = endpoint.login
+    try:
+        client.connect(
+            endpoint.address, port=endpoint.port, username=login.username,
+            pkey=identity,
+            password=None if identity is not None else login.password,
+            sock=sock, timeout=timeout, banner_timeout=timeout,
+            auth_timeout=timeout, look_for_keys=False, allow_agent=False)
+        return 'publickey' if identity is not None else 'password'
+    except paramiko.AuthenticationException:
+        transport = client.get_transport()
+        if identity is None or not login.password or transport is None \
+                or not transport.is_active():
+            raise
+    # The VM does not know the driver's key (no user data with it).
+    transport.auth_password(login.username, login.password)
+    return 'password'
 
 
 def _tcp_connection(endpoint: Endpoint, timeout: float) -> socket.socket:
@@ -517,9 +665,12 @@ class Sessions:
     (paramiko multiplexes channels over one transport).
     """
 
-    def __init__(self, keys: HostKeyStore, *, deadline: float | None = None):
+    def __init__(self, keys: HostKeyStore, *, deadline: float | None = None,
+                 identity: paramiko.PKey | None = None):
         self.keys = keys
+        self.identity = identity
         self._deadline = deadline
+        self._warned_password = False
         self._sessions: dict[tuple[str, int], SshSession] = {}
         self._locks: dict[tuple[str, int], threading.Lock] = {}
         self._guard = threading.Lock()
@@ -535,9 +686,25 @@ class Sessions:
             session = self._sessions.get(key)
             if session is None or not session.alive:
                 session = connect(endpoint, self.keys,
+                                  identity=self.identity,
                                   deadline=deadline or self._deadline)
                 self._sessions[key] = session
+                self._note_password_login(session)
             return session
+
+    def _note_password_login(self, session: SshSession) -> None:
+        """Once per operation: a VM let the driver in with the password
+        only (its user data lacks the driver's key)."""
+        if session.auth_method != 'password' or self.identity is None:
+            return
+        with self._guard:
+            if self._warned_password:
+                return
+            self._warned_password = True
+        LOG.warning('[%s] logged in with the VM password: the VM does not '
+                    'accept the driver\'s own key (its user data does not '
+                    'carry it: see README, "Security"); the password is '
+                    'sent to the VM', session.endpoint.name)
 
     def drop(self, endpoint: Endpoint) -> None:
         """Close and forget a host's connection (its VM is going away)."""

@@ -14,11 +14,14 @@ from typing import Any
 
 from kubernetes_mgmt import instance_state, redact, tacker_objects
 from kubernetes_mgmt.lifecycle import Lifecycle
+from kubernetes_mgmt.orchestration import access
+from kubernetes_mgmt.params.model import ClusterParams
 from kubernetes_mgmt.params.schema import USER_DATA_CLASS_KEY, USER_DATA_KEY
 from kubernetes_mgmt.params.validate import (
     parse_cluster_params,
     read_stored_params,
 )
+from kubernetes_mgmt.remote import user_data
 from kubernetes_mgmt.topology.heat import read_topology
 from kubernetes_mgmt.topology.heat_client import heat_client_for
 from kubernetes_mgmt.v2.instance import V2Instance
@@ -55,7 +58,21 @@ def driver_request(request: dict) -> dict:
 
 def instantiate_start(call: Call) -> None:
     # Refuse a bad request before Tacker creates any VM.
-    parse_cluster_params(tacker_objects.additional_params(call.request))
+    params = parse_cluster_params(
+        tacker_objects.additional_params(call.request))
+    _give_vms_the_key(call, params)
+
+
+def _give_vms_the_key(call: Call, params: ClusterParams) -> None:
+    """The user data that lets the driver's key into the VMs, for the
+    package's user data class to pass to Heat at stack creation (it reads
+    the instance's metadata, which this script's result updates first).
+    Later stack updates keep the stack's parameter, so a value changed
+    through PATCH afterwards never reaches a VM."""
+    metadata = call.instance.vnf_metadata
+    metadata[user_data.PARAMETER] = access.vm_user_data(
+        call.instance.id, params, first_use=True)
+    call.instance.vnf_metadata = metadata
 
 
 def instantiate_end(call: Call) -> None:

@@ -57,7 +57,7 @@ def test_hooks_without_work_are_noops_that_accept_tacker_kwargs():
         id = 'inst-1'
         vnf_metadata = {}
 
-    for hook in ('instantiate_start', 'change_external_connectivity_start',
+    for hook in ('change_external_connectivity_start',
                  'change_external_connectivity_end'):
         assert getattr(driver, hook)(
             context=None, vnf_instance=Instance(),

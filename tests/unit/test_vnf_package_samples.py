@@ -23,8 +23,9 @@ SAMPLE = layout.sample_package_dir()
 REQUESTS = layout.request_samples_dir()
 FLAVOURS = ('simple', 'complex', 'podaffinity')
 HA = ('complex', 'podaffinity')       # three masters behind vip_CP
-HOOKS = ('instantiate_end', 'scale_start', 'scale_end', 'heal_start',
-         'heal_end', 'terminate_start', 'terminate_end')
+HOOKS = ('instantiate_start', 'instantiate_end', 'scale_start',
+         'scale_end', 'heal_start', 'heal_end', 'terminate_start',
+         'terminate_end')
 GROUPED = [g for g in default_layouts() if g.group]
 VIP_PORT = LabState.__dataclass_fields__['vip_port'].default
 # Ports the cluster needs (MISSION R-PKG): (protocol, first, last).

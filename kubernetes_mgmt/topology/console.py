@@ -1,0 +1,73 @@
+"""A VNF server's console log, as Nova serves it (``os-getConsoleOutput``).
+
+The driver reads it to learn the SSH host keys a new VM printed at first
+boot. Nova is reached with the keystone session of the stack's Heat
+client (the VIM's credentials, as Tacker's infra driver uses them), in
+the region of the Heat endpoint.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from keystoneauth1 import adapter
+from keystoneauth1 import exceptions as ks_exceptions
+
+from kubernetes_mgmt import redact
+from kubernetes_mgmt.errors import MgmtDriverError
+
+LOG = redact.get_logger(__name__)
+# Lines asked for: cloud-init prints the keys late in the first boot, so
+# a VM that has run for a long time may have logged much more since; Nova
+# then returns the whole log (the hypervisor caps its size).
+_ALL = None
+
+
+class ConsoleReader:
+    """Reads servers' console logs with the session of ``heat``."""
+
+    def __init__(self, heat: Any, timeout: float | None = None):
+        http = heat.http_client
+        self._compute = adapter.Adapter(
+            http.session, service_type='compute',
+            interface=http.interface or 'public',
+            region_name=http.region_name or _region_of(http),
+            timeout=timeout)
+
+    def __call__(self, server_id: str) -> str | None:
+        """The console log; None while Nova has none yet (the server is
+        still being built)."""
+        body = {'os-getConsoleOutput': {'length': _ALL}}
+        try:
+            reply = self._compute.post(f'/servers/{server_id}/action',
+                                       json=body)
+        except ks_exceptions.Conflict:
+            return None
+        except ks_exceptions.NotFound:
+            raise MgmtDriverError(
+                f'server {server_id}: Nova does not know it (deleted?); '
+                'cannot read its console for its SSH host keys') from None
+        except ks_exceptions.ClientException as exc:
+            raise MgmtDriverError(
+                f'server {server_id}: reading its console log from Nova '
+                f'failed: {exc}') from None
+        return (reply.json() or {}).get('output') or None
+
+
+def _region_of(http: Any) -> str | None:
+    """The region whose orchestration endpoint the Heat client uses
+    (Tacker gives Heat an endpoint, not a region)."""
+    url = (getattr(http, 'endpoint_override', None) or '').rstrip('/')
+    if not url:
+        return None
+    try:
+        access = http.session.auth.get_access(http.session)
+        endpoints = access.service_catalog.get_endpoints(
+            service_type='orchestration')
+    except ks_exceptions.ClientException as exc:
+        LOG.debug('no catalog to find the region of %s: %s', url, exc)
+        return None
+    for entries in endpoints.values():
+        for entry in entries:
+            if str(entry.get('url', '')).rstrip('/') == url:
+                return entry.get('region_id') or entry.get('region')
+    return None
