@@ -14,13 +14,15 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 
 from kubernetes_mgmt.redact import get_logger
 from kubernetes_mgmt.remote.retry import wait_until
-from kubernetes_mgmt_lab import namespaces, net, procs, volumes
+from kubernetes_mgmt_lab import first_boot, namespaces, net, procs, volumes
 from kubernetes_mgmt_lab.errors import LabError
+from kubernetes_mgmt_lab.first_boot import HOST_KEY, KEYGEN_OPTIONS, FirstBoot
 from kubernetes_mgmt_lab.hostinit import (
     PIDFILE,
     SSHD_LOG,
@@ -41,10 +43,6 @@ ADMIN_CONF = '/etc/kubernetes/admin.conf'
 HOST_ENV = {'PATH': '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:'
                     '/sbin:/bin',
             'HOME': '/root', 'LANG': 'C.UTF-8'}
-# Host key types a cloud image generates at first boot. RSA at 2048 bits
-# keeps a 20-host lab quick to boot on two cores.
-_KEY_TYPES = (('ed25519', []), ('ecdsa', ['-b', '256']),
-              ('rsa', ['-b', '2048']))
 
 
 @dataclass(frozen=True)
@@ -120,15 +118,19 @@ def _not_world_executable(path: str) -> str | None:
 # -- creation ---------------------------------------------------------------
 
 def create(state: LabState, host: LabHost, sshd_delay: float = 0.0,
-           wait: bool = True) -> subprocess.Popen:
+           wait: bool = True,
+           boot_with: FirstBoot | None = None) -> subprocess.Popen:
     """Build and boot a new host; with ``wait``, return once its sshd
     accepts connections (unless ``sshd_delay`` postpones sshd).
+    ``boot_with``: its server's cloud-config and adminPass (first_boot.py).
 
     The host's volumes are new loop devices: ``host.volume_devices`` is
     updated in place, for the caller to record in the lab state."""
+    started = time.monotonic()
     layout = Layout(state.root)
     plan = net.AddressPlan.parse(state.subnet)
     _lay_down_disk(layout, state, host)
+    _first_boot(state, host, boot_with or FirstBoot(), started)
     if host.volume_ids:
         host.volume_devices = volumes.attach(host)
     veth = net.veth_name(state.name, plan.index(host.ip))
@@ -158,8 +160,17 @@ def _lay_down_disk(layout: Layout, state: LabState, host: LabHost) -> None:
         'name': host.name, 'ip': host.ip, 'role': host.role,
         'lab_root': state.root, 'cluster_dir': state.cluster_dir,
         'state_file': state_path(state.root)}, indent=2) + '\n')
-    _generate_host_keys(host)
     _install_emulated(disk_path(host, '/usr/local/bin'))
+
+
+def _first_boot(state: LabState, host: LabHost, boot_with: FirstBoot,
+                started: float) -> None:
+    """What the VM's cloud-init does before sshd starts; the adminPass
+    first, so that the cloud-config may still lock the password."""
+    if boot_with.admin_pass:
+        set_password(host, state.username, boot_with.admin_pass)
+    first_boot.run_first_boot(host.root, host.name, state.username,
+                              boot_with, started)
 
 
 def set_password(host: LabHost, username: str, password: str) -> None:
@@ -187,12 +198,52 @@ def _etc_hosts(host: LabHost) -> str:
             'ff02::2\tip6-allrouters\n')
 
 
-def _generate_host_keys(host: LabHost) -> None:
-    ssh_dir = disk_path(host, '/etc/ssh')
-    for key_type, extra in _KEY_TYPES:
-        path = os.path.join(ssh_dir, f'ssh_host_{key_type}_key')
-        run(['ssh-keygen', '-q', '-t', key_type, *extra, '-N', '',
+def host_public_keys(host: LabHost) -> list[str]:
+    """The public host keys the VM's sshd was given, one
+    ``<type> <base64> <comment>`` line each (its
+    /etc/ssh/ssh_host_*_key.pub)."""
+    return first_boot.public_host_keys(host.root)
+
+
+def console_log(host: LabHost) -> str | None:
+    """The VM's console output since it booted (None: it has none)."""
+    try:
+        with open(first_boot.console_log_path(host.root),
+                  encoding='utf-8', errors='replace') as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def replace_host_keys(state: LabState, host: LabHost,
+                      kinds: tuple[str, ...] | None = None) -> list[str]:
+    """New host keys for the VM's sshd (of ``kinds``, default: every type
+    it has), which is restarted: it then presents keys its console log
+    does not show, as a VM whose address another machine took would.
+    Returns its public host keys afterwards."""
+    present = [line.split()[0] for line in host_public_keys(host)]
+    kinds = kinds or tuple(k for k in KEYGEN_OPTIONS if any(
+        _key_kind(t) == k for t in present))
+    for kind in kinds:
+        if kind not in KEYGEN_OPTIONS:
+            raise LabError(f'[{host.name}] no host key type {kind!r}; use '
+                           f'one of {", ".join(KEYGEN_OPTIONS)}')
+    for kind in kinds:
+        path = disk_path(host, HOST_KEY.format(kind))
+        for old in (path, f'{path}.pub'):
+            if os.path.exists(old):
+                os.unlink(old)
+        run(['ssh-keygen', '-q', '-t', kind, *KEYGEN_OPTIONS[kind], '-N', '',
              '-C', f'root@{host.name}', '-f', path])
+    stop_sshd(state, host)
+    start_sshd(state, host)
+    return host_public_keys(host)
+
+
+def _key_kind(key_type: str) -> str:
+    """``ssh-ed25519`` -> ``ed25519``, ``ecdsa-sha2-nistp256`` ->
+    ``ecdsa``."""
+    return key_type.removeprefix('ssh-').split('-')[0]
 
 
 def _install_emulated(bin_dir: str) -> None:

@@ -1,6 +1,8 @@
 """Nova v2.1: flavors, servers booted as lab VMs (in the background, as
-Nova does: BUILD, then ACTIVE or ERROR with a fault), server groups with
-their policies kept by the scheduler, and volume attachments."""
+Nova does: BUILD, then ACTIVE or ERROR with a fault) with the
+cloud-config of their user data applied, their console output, server
+groups with their policies kept by the scheduler, and volume
+attachments."""
 from __future__ import annotations
 
 import re
@@ -22,6 +24,11 @@ from kubernetes_mgmt_lab.cloud.api import (
 from kubernetes_mgmt_lab.cloud.machines import Disk, Machines
 from kubernetes_mgmt_lab.cloud.network import Network
 from kubernetes_mgmt_lab.cloud.records import Records
+from kubernetes_mgmt_lab.cloud_init import (
+    CloudConfig,
+    UserDataError,
+    parse_user_data,
+)
 
 LOG = get_logger(__name__)
 
@@ -39,6 +46,11 @@ HIDDEN = ('flavor_name', 'lab_host', 'lab_network', 'lab_claimed_host')
 ADMIN_ONLY = 'OS-EXT-SRV-ATTR:'
 AFFINITY_POLICIES = ('affinity', 'anti-affinity', 'soft-affinity',
                      'soft-anti-affinity')
+CONSOLE_OUTPUT = 'os-getConsoleOutput'
+# What Nova takes out of console output (all control characters but tab
+# and line feed).
+_CONTROL = re.compile('[\x00-\x08\x0b-\x1f]')
+_LENGTH = re.compile(r'^-?[0-9]+$')
 
 
 def microversion(call: Call) -> tuple[int, int]:
@@ -58,6 +70,26 @@ def version_doc(base: str) -> dict:
             'media-types': [{'base': 'application/json',
                              'type': 'application/vnd.openstack.compute+json;'
                                      'version=2.1'}]}
+
+
+def _console_length(options: object) -> int | None:
+    """The request's ``length``: an integer (or its digits) of at least
+    -1, or null; None for all lines."""
+    if not isinstance(options, dict) or set(options) - {'length'}:
+        raise ApiError(400, 'badRequest', f'Invalid input for field/'
+                       f'attribute {CONSOLE_OUTPUT}: an object with at '
+                       'most "length" is required')
+    length = options.get('length')
+    if length is None:
+        return None
+    if isinstance(length, bool) or not (
+            isinstance(length, int) or (isinstance(length, str)
+                                        and _LENGTH.match(length))) \
+            or int(length) < -1:
+        raise ApiError(400, 'badRequest', 'Invalid input for field/'
+                       f'attribute length. Value: {length}. not an '
+                       'integer of at least -1')
+    return None if int(length) == -1 else int(length)
 
 
 def _claimed_host(server: dict) -> str | None:
@@ -97,6 +129,7 @@ class Compute:
             route('GET', '/v2.1/servers/{id}', self.show_server),
             route('DELETE', '/v2.1/servers/{id}', self.delete_server),
             route('PUT', '/v2.1/servers/{id}', self.update_server),
+            route('POST', '/v2.1/servers/{id}/action', self.server_action),
             route('GET', '/v2.1/servers/{id}/os-interface',
                   self.interfaces),
             route('POST', '/v2.1/servers/{id}/os-interface',
@@ -218,6 +251,11 @@ class Compute:
 
     def create_server(self, call: Call) -> Reply:
         body = call.member('server')
+        try:
+            # Read once, here: the boot applies it.
+            config = parse_user_data(body.get('user_data'))
+        except UserDataError as exc:
+            raise ApiError(400, 'badRequest', str(exc)) from None
         flavor = self._find_flavor(str(body.get('flavorRef', '')))
         ports = self._ports(body)
         disks = self._disks(body)
@@ -235,10 +273,11 @@ class Compute:
         bound = [self.network.bind(p, server_id, '') for p in ports]
         self._set_volumes(server_id, [d.volume_id for d in disks],
                           'attaching')
-        # adminPass is the VM user's password; never kept in the records.
+        # adminPass is the VM user's password, and the user data may
+        # carry private host keys: neither is kept in the records.
         admin_pass = body.get('adminPass')
         self._spawn(lambda: self._boot(server_id, bound, disks, group_id,
-                                       admin_pass))
+                                       admin_pass, config))
         return Reply(202, {'server': {
             'id': server_id, 'links': server['links'],
             'OS-DCF:diskConfig': 'MANUAL',
@@ -317,13 +356,14 @@ class Compute:
         return disks
 
     def _boot(self, server_id: str, ports: list[dict], disks: list[Disk],
-              group_id: str | None, admin_pass: str | None) -> None:
+              group_id: str | None, admin_pass: str | None,
+              config: CloudConfig | None = None) -> None:
         try:
             compute_host = self._schedule(server_id, group_id)
             ip = ports[0]['fixed_ips'][0]['ip_address']
             machines = self.machines[ports[0]['network_id']]
             name = machines.boot(server_id, ip, compute_host, ZONE, disks,
-                                 admin_pass)
+                                 admin_pass, config)
         except Exception as exc:
             LOG.warning('cloud: server %s failed to boot: %s', server_id,
                         exc)
@@ -478,6 +518,34 @@ class Compute:
             server['updated'] = now()
             shown = dict(server)
         return Reply(body={'server': self._shown(shown, call)})
+
+    def server_action(self, call: Call) -> Reply:
+        if not isinstance(call.body, dict) or len(call.body) != 1:
+            raise ApiError(400, 'badRequest', 'the body must be a JSON '
+                           'object with one action')
+        (action,) = call.body
+        if action != CONSOLE_OUTPUT:
+            raise ApiError(404, 'itemNotFound', f'the lab does not serve '
+                           f'the server action {action}')
+        return self.console_output(call)
+
+    def console_output(self, call: Call) -> Reply:
+        """The last ``length`` lines of the server's console log (all of
+        it for null or -1); 409 while the server has no host, as Nova."""
+        length = _console_length(call.body[CONSOLE_OUTPUT])
+        server = self._get_server(call.args['id'])
+        if not server['lab_host'] or server['status'] != 'ACTIVE':
+            raise ApiError(409, 'conflictingRequest',
+                           f'Instance {server["id"]} is not ready')
+        output = self.machines[server['lab_network']].console_log(
+            server['lab_host'])
+        if output is None:
+            raise ApiError(404, 'itemNotFound',
+                           'Guest does not have a console available.')
+        if length is not None:
+            output = '\n'.join(output.split('\n')[-length:]) \
+                if length else ''
+        return Reply(body={'output': _CONTROL.sub('', output)})
 
     def metadata(self, call: Call) -> Reply:
         return Reply(body={'metadata': self._get_server(
