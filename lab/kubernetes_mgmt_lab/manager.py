@@ -20,6 +20,7 @@ from typing import TypeVar
 
 import kubernetes_mgmt
 from kubernetes_mgmt import redact
+from kubernetes_mgmt.remote.hostkeys import HostKeyStore, StaticKeys
 from kubernetes_mgmt.remote.retry import Backoff
 from kubernetes_mgmt.vnf_package import layout as package_layout
 from kubernetes_mgmt_lab import (
@@ -434,6 +435,22 @@ class Lab:
     def host(self, name: str) -> LabHost:
         return self._host(self.state, name)
 
+    def host_keys(self) -> StaticKeys:
+        """The VMs' SSH host keys by address, read from their disks now:
+        what vouches for a VM the driver reaches without Nova (as a
+        site's inventory of its hosts' keys would)."""
+        keys = {}
+        for host in self.state.hosts:
+            ssh = self.host_path(host.name, '/etc/ssh')
+            keys[host.ip] = [_read(path) for path in sorted(
+                glob.glob(os.path.join(ssh, 'ssh_host_*_key.pub')))]
+        return StaticKeys(keys)
+
+    def known_hosts(self) -> HostKeyStore:
+        """A host key store for SSH to these VMs that checks their keys
+        against ``host_keys``."""
+        return HostKeyStore(authority=self.host_keys())
+
     def host_at(self, ip: str) -> LabHost:
         """The VM on the bridge at ``ip`` (after a heal through Heat, a
         new VM with a new name on the same port)."""
@@ -650,3 +667,8 @@ def _ns_pins(root: str, name: str) -> set[int]:
         paths += [os.path.join(ns_dir, f) for f in os.listdir(ns_dir)]
     inodes = {procs.nsfs_inode(p) for p in paths}
     return {i for i in inodes if i is not None}
+
+
+def _read(path: str) -> str:
+    with open(path, encoding='utf-8') as f:
+        return f.read().strip()

@@ -7,7 +7,6 @@ are the real daemons running inside the lab VMs.
 import pytest
 
 from kubernetes_mgmt.cli import main
-from kubernetes_mgmt.remote.hostkeys import HostKeyStore
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
 from kubernetes_mgmt_lab import volumes
@@ -63,7 +62,7 @@ def small_lab():
 def sessions(small_lab):
     state = small_lab.state
     login = Login(state.username, state.password)
-    with Sessions(HostKeyStore()) as pool:
+    with Sessions(small_lab.known_hosts()) as pool:
         yield lambda host: pool.get(Endpoint(host.ip, login,
                                              label=host.name))
 
@@ -74,7 +73,7 @@ def kubeadm_cluster(small_lab):
     master, worker = small_lab.state.hosts[0], small_lab.state.hosts[3]
     state = small_lab.state
     login = Login(state.username, state.password)
-    with Sessions(HostKeyStore()) as pool:
+    with Sessions(small_lab.known_hosts()) as pool:
         def sessions(host):
             return pool.get(Endpoint(host.ip, login, label=host.name))
         for host in (master, worker):

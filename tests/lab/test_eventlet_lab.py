@@ -19,13 +19,14 @@ SCRIPT = textwrap.dedent('''
     eventlet.monkey_patch()
     import json, sys
     from kubernetes_mgmt.orchestration.engine import run_each
-    from kubernetes_mgmt.remote.hostkeys import HostKeyStore
+    from kubernetes_mgmt.remote.hostkeys import HostKeyStore, StaticKeys
     from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
 
     args = json.load(sys.stdin)
     login = Login(args['username'], args['password'])
 
-    with Sessions(HostKeyStore()) as sessions:
+    keys = HostKeyStore(authority=StaticKeys(args['host_keys']))
+    with Sessions(keys) as sessions:
         def work(ip):
             session = sessions.get(Endpoint(ip, login))
             # Into the login user's home: private to each VM, so nothing
@@ -47,7 +48,8 @@ def test_parallel_ssh_works_under_eventlet_monkey_patching(lab):
     user = lab.state.username
     upload_to = f'/home/{user}/kmgmt-eventlet'
     args = {'username': user, 'password': lab.state.password,
-            'ips': [h.ip for h in hosts], 'upload_to': upload_to}
+            'ips': [h.ip for h in hosts], 'upload_to': upload_to,
+            'host_keys': lab.host_keys().keys}
     started = time.time() - 1
     proc = subprocess.run([sys.executable, '-c', SCRIPT],
                           input=json.dumps(args), capture_output=True,

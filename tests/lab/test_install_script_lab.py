@@ -33,7 +33,6 @@ try:
 except ModuleNotFoundError:     # Python 3.10
     import tomli as tomllib
 
-from kubernetes_mgmt.remote.hostkeys import HostKeyStore
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
 from kubernetes_mgmt_lab.emulated import ClusterView, inject_fault
@@ -121,7 +120,7 @@ def _environment(lab):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     state = lab.state
     login = Login(state.username, state.password)
-    pool = Sessions(HostKeyStore())
+    pool = Sessions(lab.known_hosts())
     hosts = {h.name: h for h in state.hosts}
     e = SimpleNamespace(
         lab=lab, state=state, hosts=hosts, key=key, pool=pool,

@@ -1,4 +1,5 @@
 """The SSH layer against real OpenSSH servers in lab VMs."""
+import contextlib
 import logging
 import os
 import secrets
@@ -11,12 +12,20 @@ import pytest
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.errors import (
     CommandTimeout,
+    ConnectError,
     HostKeyMismatch,
+    RemoteError,
     TransferTimeout,
+    Unresponsive,
 )
 from kubernetes_mgmt.orchestration.engine import run_each
-from kubernetes_mgmt.remote.hostkeys import HostKeyStore
+from kubernetes_mgmt.remote.hostkeys import (
+    HostKeyStore,
+    StaticKeys,
+    text_fingerprint,
+)
 from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions, connect
+from kubernetes_mgmt_lab.hostinit import SSHD_LOG
 
 pytestmark = pytest.mark.lab
 
@@ -48,7 +57,7 @@ def test_one_connection_per_host_serves_commands_and_sftp(lab):
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
         return host.name
 
-    with Sessions(HostKeyStore()) as sessions:
+    with Sessions(lab.known_hosts()) as sessions:
         run_each('many commands', hosts, work, label=lambda h: h.name,
                  parallel=5)
     for host in hosts:
@@ -65,7 +74,7 @@ def test_host_whose_sshd_starts_late_is_reached(lab):
     lab.stop_sshd(host.name)
     started = time.monotonic()
     lab.start_sshd(host.name, delay=10)
-    session = connect(endpoint(lab, host), HostKeyStore(), deadline=60)
+    session = connect(endpoint(lab, host), lab.known_hosts(), deadline=60)
     try:
         waited = time.monotonic() - started
         assert session.run(['hostname'], step='hostname').stdout.strip() \
@@ -101,7 +110,7 @@ def test_command_outliving_its_timeout_is_killed_with_its_children(lab,
     seconds = str(100000 + secrets.randbelow(100000))  # marks our sleeps
     # Children in the background and in a subshell: the whole group goes.
     script = 'sleep "$1" & (sleep "$1"; true) & wait'
-    with Sessions(HostKeyStore()) as sessions:
+    with Sessions(lab.known_hosts()) as sessions:
         session = sessions.get(endpoint(lab, host))
         started = time.monotonic()
         with pytest.raises(CommandTimeout) as info:
@@ -122,7 +131,7 @@ def test_command_outliving_its_timeout_is_killed_with_its_children(lab,
 def test_stalled_sftp_transfer_fails_within_its_deadline(lab):
     host = lab.state.hosts[1]
     home = f'/home/{lab.state.username}'
-    with Sessions(HostKeyStore()) as sessions:
+    with Sessions(lab.known_hosts()) as sessions:
         session = sessions.get(endpoint(lab, host))
         session.upload('warm\n', f'{home}/sftp-warm', step='warm up')
         servers = [line.split(':')[0] for line in
@@ -154,7 +163,7 @@ def test_hostile_value_reaches_remote_side_as_data(lab):
     marker = f'/tmp/kmgmt-injected-{uuid.uuid4().hex}'
     value = (f"$(touch {marker}) `touch {marker}` '\"; touch {marker}\n"
              f"touch {marker} #")
-    with Sessions(HostKeyStore()) as sessions:
+    with Sessions(lab.known_hosts()) as sessions:
         session = sessions.get(endpoint(lab, host))
         assert session.run(['printf', '%s', value],
                            step='echo value').stdout == value
@@ -178,7 +187,7 @@ def test_secrets_never_reach_the_logs_yet_output_is_data(lab, caplog):
     redact.register(token)
     proxy = f'http://proxyuser:{proxy_password}@proxy.example:3128'
     with caplog.at_level(logging.DEBUG):
-        with Sessions(HostKeyStore()) as sessions:
+        with Sessions(lab.known_hosts()) as sessions:
             session = sessions.get(endpoint(lab, host))
             session.run(['true'], step='sudo', sudo=True)
             printed = session.run(['printf', '%s\n', token, proxy],
@@ -200,23 +209,123 @@ def test_secrets_never_reach_the_logs_yet_output_is_data(lab, caplog):
         assert secret not in logged
 
 
-def test_changed_host_key_refused_unless_host_is_replaced(lab):
+def test_a_vm_offering_another_key_than_it_published_gets_nothing(lab):
     host = lab.state.hosts[3]
-    keys = HostKeyStore()
+    keys = lab.known_hosts()
     connect(endpoint(lab, host), keys).close()
     remembered = keys.known[host.ip]
 
+    # Another machine on the address: a new VM with keys nobody vouches
+    # for (the store still knows the old VM's key; the inventory too).
     replaced = lab.replace_host(host.name)
     assert replaced.ip == host.ip
     with pytest.raises(HostKeyMismatch) as info:
         connect(endpoint(lab, replaced), keys, deadline=30)
-    assert host.ip in str(info.value)
+    message = str(info.value)
+    assert host.ip in message and 'nothing was sent' in message
+    assert text_fingerprint(remembered) in message
+    offered = lab.host_keys().published(host.ip)
+    assert any(fp in message for fp in offered.fingerprints)
     assert keys.known[host.ip] == remembered
+    # The impostor never saw a login attempt, nor the password.
+    assert lab.ssh_accepts(replaced.name) == 0
+    assert 'Failed' not in _sshd_log(lab, replaced)
 
-    keys.replacing.add(host.ip)
-    connect(endpoint(lab, replaced), keys, deadline=60).close()
-    assert keys.known[host.ip] != remembered
+    # A VM rebuilt in place whose new keys are published is accepted.
+    fresh = HostKeyStore(known=dict(keys.known), replacing={host.ip},
+                         authority=lab.host_keys())
+    connect(endpoint(lab, replaced), fresh, deadline=60).close()
+    assert fresh.known[host.ip] != remembered
 
     # The operator option turns checking off entirely.
     lenient = HostKeyStore(known={host.ip: remembered}, checking=False)
     connect(endpoint(lab, replaced), lenient, deadline=30).close()
+
+
+def test_a_vm_nothing_vouches_for_is_not_logged_into(lab):
+    host = lab.state.hosts[2]
+    with pytest.raises(ConnectError) as info:
+        connect(endpoint(lab, host), HostKeyStore(authority=StaticKeys({})),
+                deadline=3)
+    assert f'[{host.name}] ssh connect' in str(info.value)
+    assert 'has not published its SSH host keys' in str(info.value)
+    with pytest.raises(ConnectError, match='nothing publishes one'):
+        connect(endpoint(lab, host), HostKeyStore(), deadline=3)
+
+
+def _sshd_log(lab, host) -> str:
+    try:
+        with open(lab.host_path(host.name, SSHD_LOG), encoding='utf-8',
+                  errors='replace') as f:
+            return f.read()
+    except FileNotFoundError:
+        return ''
+
+
+def _sshd_processes(lab, host) -> list[str]:
+    """PIDs of the sshd processes that serve connections (not the
+    listener): what a VM whose SSH server hangs has stopped."""
+    return [line.split(':')[0]
+            for line in vm_processes(lab, host, 'sshd')
+            if lab.state.username in line or '[priv]' in line
+            or 'sshd-session' in line]
+
+
+def test_a_server_that_stops_answering_fails_the_step_in_time(lab):
+    host = lab.state.hosts[4]
+    home = f'/home/{lab.state.username}'
+    with Sessions(lab.known_hosts()) as sessions:
+        session = sessions.get(endpoint(lab, host))
+        session.run(['true'], step='warm up')
+        with _stopped(lab, host):
+            started = time.monotonic()
+            with pytest.raises(Unresponsive) as command:
+                session.run(['true'], step='check kubelet', timeout=3)
+            command_wait = time.monotonic() - started
+        # The dropped connection is made again for the next step.
+        session = sessions.get(endpoint(lab, host))
+        session.upload('x', f'{home}/warm', step='warm up sftp')
+        with _stopped(lab, host):
+            started = time.monotonic()
+            with pytest.raises(RemoteError) as transfer:
+                session.upload('x', f'{home}/never', step='upload script',
+                               timeout=3)
+            transfer_wait = time.monotonic() - started
+    assert str(command.value).startswith(f'[{host.name}] check kubelet: ')
+    assert 'did not open a channel within 3 s' in str(command.value)
+    assert command_wait < 10
+    assert str(transfer.value).startswith(f'[{host.name}] upload script: ')
+    assert transfer_wait < 10
+
+
+@contextlib.contextmanager
+def _stopped(lab, host):
+    """The host's sshd processes serving connections stopped (SIGSTOP):
+    the TCP connection stays up, nothing answers on it."""
+    stopped = _sshd_processes(lab, host)
+    assert stopped
+    lab.run_in_host(host.name, ['kill', '-STOP', *stopped])
+    try:
+        yield
+    finally:
+        lab.run_in_host(host.name, ['kill', '-CONT', *stopped])
+
+
+def test_a_server_that_accepts_but_never_answers_is_given_up(lab):
+    # The kernel completes the TCP handshake for the stopped listener;
+    # no SSH banner ever comes.
+    host = lab.state.hosts[1]
+    listener = [line.split(':')[0]
+                for line in vm_processes(lab, host, 'sshd')
+                if line not in ' '.join(_sshd_processes(lab, host))]
+    lab.run_in_host(host.name, ['kill', '-STOP', *listener])
+    try:
+        started = time.monotonic()
+        with pytest.raises(ConnectError) as info:
+            connect(endpoint(lab, host), lab.known_hosts(), deadline=4,
+                    attempt_timeout=2)
+        waited = time.monotonic() - started
+    finally:
+        lab.run_in_host(host.name, ['kill', '-CONT', *listener])
+    assert str(info.value).startswith(f'[{host.name}] ssh connect: ')
+    assert waited < 10

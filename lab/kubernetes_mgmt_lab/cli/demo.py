@@ -16,7 +16,6 @@ import json
 import logging
 import sys
 
-from kubernetes_mgmt.remote.hostkeys import HostKeyStore
 from kubernetes_mgmt.remote.kubectl import kubectl
 from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
 
@@ -196,7 +195,7 @@ def _nodes(lab) -> str:
     master = next(h for h in state.hosts if h.role == 'master')
     endpoint = Endpoint(master.ip, Login(state.username, state.password),
                         label=master.name)
-    with Sessions(HostKeyStore()) as sessions:
+    with Sessions(lab.known_hosts()) as sessions:
         listing = kubectl(sessions.get(endpoint),
                           ['get', 'nodes', '-o', 'json'],
                           step='list nodes').stdout
