@@ -45,6 +45,11 @@ AcceptEnv LANG LC_*
 Subsystem sftp /usr/lib/openssh/sftp-server
 """
 
+# The login user's sudo rule. sudo applies the last rule that matches, and
+# reads sudoers.d in name order: a rule cloud-init writes for the user
+# (90-cloud-init-users) comes later and wins, as on a cloud image.
+SUDO_RULE_FILE = 'sudoers.d/10-lab-user'
+
 # Runs in a throw-away mount namespace whose private directories are the
 # image's, so useradd and chpasswd change the image only.
 _ADD_USER = r'''
@@ -110,7 +115,7 @@ def build(image: str, username: str, password: str) -> None:
     etc = os.path.join(image, 'etc')
     _as_ubuntu(etc)
     write_file(os.path.join(etc, 'ssh/sshd_config'), SSHD_CONFIG)
-    rule = os.path.join(etc, 'sudoers.d/lab-user')
+    rule = os.path.join(etc, SUDO_RULE_FILE)
     write_file(rule, sudoers_rule(username), mode=0o440)
     run(['visudo', '-c', '-q', '-f', rule])
     os.makedirs(os.path.join(etc, 'klab'), mode=0o755, exist_ok=True)
