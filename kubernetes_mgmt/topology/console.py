@@ -30,8 +30,9 @@ class ConsoleReader:
         self._compute = adapter.Adapter(
             http.session, service_type='compute',
             interface=http.interface or 'public',
-            region_name=http.region_name or _region_of(http),
-            timeout=timeout)
+            region_name=http.region_name or _region_of(http))
+        # Per request: the session is the Heat client's, shared.
+        self._bounded = {} if timeout is None else {'timeout': timeout}
 
     def __call__(self, server_id: str) -> str | None:
         """The console log; None while Nova has none yet (the server is
@@ -39,7 +40,7 @@ class ConsoleReader:
         body = {'os-getConsoleOutput': {'length': _ALL}}
         try:
             reply = self._compute.post(f'/servers/{server_id}/action',
-                                       json=body)
+                                       json=body, **self._bounded)
         except ks_exceptions.Conflict:
             return None
         except ks_exceptions.NotFound:
