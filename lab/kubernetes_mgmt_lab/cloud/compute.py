@@ -531,10 +531,11 @@ class Compute:
 
     def console_output(self, call: Call) -> Reply:
         """The last ``length`` lines of the server's console log (all of
-        it for null or -1); 409 while the server has no host, as Nova."""
+        it for null or -1); 409 while the server has no host (it is being
+        built, or failed before it had one), as Nova."""
         length = _console_length(call.body[CONSOLE_OUTPUT])
         server = self._get_server(call.args['id'])
-        if not server['lab_host'] or server['status'] != 'ACTIVE':
+        if not server['lab_host']:
             raise ApiError(409, 'conflictingRequest',
                            f'Instance {server["id"]} is not ready')
         output = self.machines[server['lab_network']].console_log(
