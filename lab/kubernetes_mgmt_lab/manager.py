@@ -439,12 +439,8 @@ class Lab:
         """The VMs' SSH host keys by address, read from their disks now:
         what vouches for a VM the driver reaches without Nova (as a
         site's inventory of its hosts' keys would)."""
-        keys = {}
-        for host in self.state.hosts:
-            ssh = self.host_path(host.name, '/etc/ssh')
-            keys[host.ip] = [_read(path) for path in sorted(
-                glob.glob(os.path.join(ssh, 'ssh_host_*_key.pub')))]
-        return StaticKeys(keys)
+        return StaticKeys({host.ip: hosts.host_public_keys(host)
+                           for host in self.state.hosts})
 
     def known_hosts(self) -> HostKeyStore:
         """A host key store for SSH to these VMs that checks their keys
@@ -667,8 +663,3 @@ def _ns_pins(root: str, name: str) -> set[int]:
         paths += [os.path.join(ns_dir, f) for f in os.listdir(ns_dir)]
     inodes = {procs.nsfs_inode(p) for p in paths}
     return {i for i in inodes if i is not None}
-
-
-def _read(path: str) -> str:
-    with open(path, encoding='utf-8') as f:
-        return f.read().strip()
