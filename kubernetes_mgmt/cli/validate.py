@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from kubernetes_mgmt.errors import ValidationError
-from kubernetes_mgmt.params import lcm_requests, model
+from kubernetes_mgmt.params import checks, lcm_requests, model
 from kubernetes_mgmt.params.paths import Path, render, sort_key
 from kubernetes_mgmt.params.validate import parse_instantiate_request
 
@@ -206,6 +206,10 @@ def _proxy(proxy: model.ProxyParams | None) -> str:
 def _storage(storage: model.StorageServerParams | None) -> str:
     if storage is None:
         return 'no'
+    wide = [e.export_to for e in storage.exports if e.allow_wide_export
+            and checks.too_wide(e.export_to)]
     return (f'yes (ssh CP {storage.ssh_cp_name}, '
             f'{len(storage.volumes)} volume(s), '
-            f'{len(storage.exports)} NFS export(s))')
+            f'{len(storage.exports)} NFS export(s)'
+            + (f', wide on purpose to {", ".join(wide)}' if wide else '')
+            + ')')

@@ -173,6 +173,21 @@ def network(value: str) -> str | None:
             'such as 10.10.0.0/24 or an IP address)')
 
 
+# Networks wider than these (a shorter prefix) reach far beyond a
+# cluster's own network: exporting NFS to them needs an explicit opt-in.
+WIDE_PREFIX = {4: 8, 6: 32}
+
+
+def too_wide(value: str) -> ipaddress.IPv4Network | \
+        ipaddress.IPv6Network | None:
+    """The network ``value`` (a CIDR) names when its prefix is shorter
+    than ``WIDE_PREFIX`` allows, such as 0.0.0.0/0; else None."""
+    net = parse_cidr(value)
+    if net is None or net.prefixlen >= WIDE_PREFIX[net.version]:
+        return None
+    return net
+
+
 def _is_address(value: str) -> bool:
     if not _ADDRESS_SHAPE.fullmatch(value):
         return False

@@ -12,7 +12,12 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from kubernetes_mgmt.params.schema import PARAM_KEY, Finding, findings
+from kubernetes_mgmt.params.schema import (
+    NAME_MAX,
+    PARAM_KEY,
+    Finding,
+    findings,
+)
 
 INSTANTIATE = 'instantiate'
 SCALE = 'scale'
@@ -21,6 +26,8 @@ TERMINATE = 'terminate'
 KINDS = (INSTANTIATE, SCALE, HEAL, TERMINATE)
 
 _ADDITIONAL = {'type': 'object', 'description': 'additional parameters'}
+VNFCS_MAX = 1024        # VNFCs one heal names
+CAUSE_MAX = 1024
 
 
 def _request(properties: dict, required: list[str], name: str) -> dict:
@@ -32,7 +39,7 @@ def _request(properties: dict, required: list[str], name: str) -> dict:
 SCALE_REQUEST = _request(
     {'type': {'enum': ['SCALE_OUT', 'SCALE_IN'],
               'description': 'the direction'},
-     'aspectId': {'type': 'string', 'minLength': 1,
+     'aspectId': {'type': 'string', 'minLength': 1, 'maxLength': NAME_MAX,
                   'description': "the aspect to scale: the worker "
                                  "group's, worker_instance in the sample "
                                  "VNFD"},
@@ -41,12 +48,14 @@ SCALE_REQUEST = _request(
     ['type', 'aspectId'], 'ScaleVnfRequest')
 
 HEAL_REQUEST = _request(
-    {'vnfcInstanceId': {'type': 'array',
+    {'vnfcInstanceId': {'type': 'array', 'maxItems': VNFCS_MAX,
                         'items': {'type': 'string', 'minLength': 1,
+                                  'maxLength': NAME_MAX,
                                   'description': 'a VNFC instance id'},
                         'description': 'the VNFCs to heal; none or an '
                                        'empty list heals the whole VNF'},
-     'cause': {'type': 'string', 'description': 'why'}},
+     'cause': {'type': 'string', 'maxLength': CAUSE_MAX,
+               'description': 'why'}},
     [], 'HealVnfRequest')
 
 TERMINATE_REQUEST = _request(

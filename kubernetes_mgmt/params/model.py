@@ -52,6 +52,7 @@ class VolumeSetup:
 class NfsExport:
     export_dir: str
     export_to: str
+    allow_wide_export: bool = False  # export_to wider than /8 on purpose
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,14 @@
 """JSON Schemas of the request and their translation into plain problems.
 
 The schemas check structure only: required keys, unknown keys, JSON types,
-non-empty strings and lists.  What a string must look like (CIDR, path,
-user name...) is checked in ``checks``/``validate`` so that each message
-can say precisely what is wrong.
+non-empty strings and lists, and sizes.  What a string must look like
+(CIDR, path, user name...) is checked in ``checks``/``validate`` so that
+each message can say precisely what is wrong.
+
+Every string and list has an upper bound far above any real value (the
+``*_MAX`` constants), so a request of absurd size - a megabyte password,
+a list of a million exports - is refused with its path before anything
+reads it further.
 
 jsonschema's own messages echo the offending value, which could be a
 password, so they are never shown; ``_translate`` writes its own.
@@ -24,13 +29,19 @@ USER_DATA_CLASS_KEY = 'lcm-operation-user-data-class'
 
 Finding = tuple[Path, str]
 
+# Upper bounds of request values.
+NAME_MAX = 255          # resource, VIM and user names, ids, class names
+PASSWORD_MAX = 512
+PATH_MAX = 1024         # files in the package, directories on a VM
+URL_MAX = 2048
+NO_PROXY_MAX = 8192     # a comma-separated list
+CIDR_MAX = 64           # the longest IPv6 CIDR has 43 characters
+LIST_MAX = 256          # exports, volumes, PVs, links
 
-def _text(description: str, max_length: int | None = None) -> dict:
-    schema: dict[str, Any] = {'type': 'string', 'minLength': 1,
-                              'description': description}
-    if max_length is not None:
-        schema['maxLength'] = max_length
-    return schema
+
+def _text(description: str, max_length: int = NAME_MAX) -> dict:
+    return {'type': 'string', 'minLength': 1, 'maxLength': max_length,
+            'description': description}
 
 
 def _object(properties: dict, required: list[str],
@@ -49,9 +60,9 @@ def _integer(description: str, minimum: int, maximum: int,
     return schema
 
 
-def _list_of(item: dict, description: str) -> dict:
-    return {'type': 'array', 'minItems': 1, 'items': item,
-            'description': description}
+def _list_of(item: dict, description: str, min_items: int = 1) -> dict:
+    return {'type': 'array', 'minItems': min_items, 'maxItems': LIST_MAX,
+            'items': item, 'description': description}
 
 
 _NODE_COMMON = {
@@ -59,14 +70,15 @@ _NODE_COMMON = {
     'ssh_cp_name': _text('name of the port whose IP is used for SSH'),
     'nic_cp_name': _text('name of the port whose IP the cluster uses'),
     'username': _text('user name for SSH to the VMs'),
-    'password': _text('password for SSH to the VMs'),
+    'password': _text('password for SSH to the VMs', PASSWORD_MAX),
 }
 _NODE_REQUIRED = ['ssh_cp_name', 'nic_cp_name', 'username', 'password']
 
 MASTER_NODE = _object(
     {**_NODE_COMMON,
-     'pod_cidr': _text('pod network CIDR, e.g. 192.168.0.0/16'),
-     'cluster_cidr': _text('service network CIDR, e.g. 10.96.0.0/12'),
+     'pod_cidr': _text('pod network CIDR, e.g. 192.168.0.0/16', CIDR_MAX),
+     'cluster_cidr': _text('service network CIDR, e.g. 10.96.0.0/12',
+                           CIDR_MAX),
      'cluster_cp_name': _text('name of the port of the cluster IP, '
                               'the VIP port in HA'),
      'cluster_fip_name': _text('name of the floating IP resource of the '
@@ -82,26 +94,40 @@ WORKER_NODE = _object(dict(_NODE_COMMON), list(_NODE_REQUIRED),
                       'worker node group')
 
 PROXY = _object(
-    {'http_proxy': _text('proxy URL, e.g. http://user:pass@host:port'),
-     'https_proxy': _text('proxy URL, e.g. http://user:pass@host:port'),
-     'no_proxy': _text('comma-separated hosts, IPs, CIDRs or domains'),
-     'k8s_node_cidr': _text('CIDR of the node network, e.g. 10.10.0.0/24')},
+    {'http_proxy': _text('proxy URL, e.g. http://user:pass@host:port',
+                         URL_MAX),
+     'https_proxy': _text('proxy URL, e.g. http://user:pass@host:port',
+                          URL_MAX),
+     'no_proxy': _text('comma-separated hosts, IPs, CIDRs or domains',
+                       NO_PROXY_MAX),
+     'k8s_node_cidr': _text('CIDR of the node network, e.g. 10.10.0.0/24',
+                            CIDR_MAX)},
     [], 'proxy settings of the VMs')
 
 VOLUME_SETUP = _object(
     {'volume_resource_id': _text('Heat resource id of the Cinder volume'),
-     'mount_to': _text('absolute directory to mount the volume on')},
+     'mount_to': _text('absolute directory to mount the volume on',
+                       PATH_MAX)},
     ['volume_resource_id', 'mount_to'], 'Cinder volume to set up')
 
+WIDE_EXPORT_KEY = 'allow_wide_export'
+
 NFS_EXPORT = _object(
-    {'export_dir': _text('absolute directory to export over NFS'),
-     'export_to': _text('network allowed to mount, e.g. 10.10.0.0/24')},
+    {'export_dir': _text('absolute directory to export over NFS',
+                         PATH_MAX),
+     'export_to': _text('network allowed to mount, e.g. 10.10.0.0/24',
+                        CIDR_MAX),
+     WIDE_EXPORT_KEY: {'type': 'boolean',
+                       'description': 'true: export_to may be a network '
+                                      'wider than /8 (IPv6: /32), such as '
+                                      '0.0.0.0/0, on purpose'}},
     ['export_dir', 'export_to'], 'NFS export')
 
 STORAGE_SERVER = _object(
     {'ssh_cp_name': _text('name of the port whose IP is used for SSH'),
      'username': _text('user name for SSH to the storage server'),
-     'password': _text('password for SSH to the storage server'),
+     'password': _text('password for SSH to the storage server',
+                       PASSWORD_MAX),
      'cinder_volume_setup_params': _list_of(VOLUME_SETUP,
                                             'Cinder volumes to set up'),
      'nfs_server_setup_params': _list_of(NFS_EXPORT,
@@ -112,15 +138,16 @@ STORAGE_SERVER = _object(
 
 PV_REGISTRATION = _object(
     {'pv_manifest_file_path': _text('path of the PV manifest in the VNF '
-                                    'package'),
+                                    'package', PATH_MAX),
      'nfs_server_cp': _text('name of the port of the NFS server')},
     ['pv_manifest_file_path', 'nfs_server_cp'],
     'PersistentVolume to register')
 
 CLUSTER_PARAM = _object(
-    {'script_path': _text('path of the install script in the VNF package'),
-     'vim_name': _text('name of the VIM to register', max_length=255),
-     'kubernetes_version': {'type': 'string',
+    {'script_path': _text('path of the install script in the VNF package',
+                          PATH_MAX),
+     'vim_name': _text('name of the VIM to register'),
+     'kubernetes_version': {'type': 'string', 'maxLength': 16,
                             'pattern': r'^1\.[0-9]{2,3}$',
                             'description': 'Kubernetes minor version, '
                                            'e.g. 1.37'},
@@ -128,9 +155,9 @@ CLUSTER_PARAM = _object(
      'worker_node': WORKER_NODE,
      'proxy': PROXY,
      'storage_server': STORAGE_SERVER,
-     'pv_registration_params': {
-         'type': 'array', 'items': PV_REGISTRATION,
-         'description': 'PersistentVolumes to register'}},
+     'pv_registration_params': _list_of(PV_REGISTRATION,
+                                        'PersistentVolumes to register',
+                                        min_items=0)},
     ['script_path', 'master_node', 'worker_node'],
     'Kubernetes cluster installation parameters')
 
@@ -142,7 +169,7 @@ ADDITIONAL_PARAMS = {
     'properties': {
         PARAM_KEY: CLUSTER_PARAM,
         USER_DATA_KEY: _text('path of the user data script in the VNF '
-                             'package, e.g. ./UserData/file.py'),
+                             'package, e.g. ./UserData/file.py', PATH_MAX),
         USER_DATA_CLASS_KEY: _text('class name of the user data script'),
     },
     'required': [PARAM_KEY],
@@ -155,13 +182,16 @@ INSTANTIATE_REQUEST = _object(
     {'flavourId': _text('deployment flavour id from the VNFD'),
      'instantiationLevelId': _text('instantiation level id'),
      'extVirtualLinks': {'type': 'array', 'items': {'type': 'object'},
+                         'maxItems': LIST_MAX,
                          'description': 'external virtual links'},
      'extManagedVirtualLinks': {'type': 'array',
                                 'items': {'type': 'object'},
+                                'maxItems': LIST_MAX,
                                 'description': 'externally managed '
                                                'virtual links'},
      # A list in the v1 API, a map keyed by id in the v2 API.
      'vimConnectionInfo': {'type': ['array', 'object'],
+                           'maxItems': LIST_MAX, 'maxProperties': LIST_MAX,
                            'description': 'VIM connection information'},
      'localizationLanguage': _text('localization language'),
      'additionalParams': {'type': 'object',
@@ -220,6 +250,9 @@ def _translate(error: SchemaError) -> list[Finding]:
     if kind == 'minItems':
         return [(where, 'must be a list with at least '
                  f'{error.validator_value} entry' + _hint(error.schema))]
+    if kind in ('maxItems', 'maxProperties'):
+        return [(where, 'must have at most '
+                 f'{error.validator_value} entries')]
     if kind in ('minimum', 'maximum'):
         return [(where, f'must be between {error.schema["minimum"]} and '
                  f'{error.schema["maximum"]}' + _hint(error.schema))]

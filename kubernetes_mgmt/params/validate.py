@@ -18,6 +18,7 @@ from kubernetes_mgmt.params.schema import (
     PARAM_KEY,
     USER_DATA_CLASS_KEY,
     USER_DATA_KEY,
+    WIDE_EXPORT_KEY,
     Finding,
 )
 
@@ -108,12 +109,15 @@ def read_stored_params(additional_params: dict) -> model.ClusterParams:
     """Read ``instantiated_vnf_info.additional_params`` of an instance.
 
     Accepts the camelCase keys older Tacker releases stored as well as
-    snake_case, and validates like a new request.
+    snake_case, and validates like a new request, except that a wide NFS
+    export without its opt-in passes: it was accepted at instantiate (by
+    a plugin version before the opt-in), and refusing it now would block
+    every later operation of the instance.
     """
     converted, clashes = snake_keys(additional_params)
     findings = [(path, 'given twice, in camelCase and in snake_case')
                 for path in clashes if path[:1] == (PARAM_KEY,)]
-    findings += _additional_params_findings(converted)
+    findings += _additional_params_findings(converted, stored=True)
     if findings:
         raise ValidationError(_problems('additionalParams', findings))
     return _accept(converted)
@@ -121,16 +125,22 @@ def read_stored_params(additional_params: dict) -> model.ClusterParams:
 
 # -- collecting problems ----------------------------------------------------
 
-def _additional_params_findings(additional: Any) -> list[Finding]:
+def _additional_params_findings(additional: Any, *,
+                                stored: bool = False) -> list[Finding]:
     findings = schema.additional_params_findings(additional)
     if isinstance(additional, dict):
-        findings += _format_findings(additional)
+        # A value the schema refused (too long, say) is not read again.
+        refused = {path for path, _ in findings}
+        findings += _format_findings(additional, refused)
         findings += _user_data_findings(additional)
         param = additional.get(PARAM_KEY)
         if isinstance(param, dict):
+            found = _network_findings(param) + _storage_findings(param)
+            if not stored:
+                found += _wide_export_findings(param)
             findings += [((PARAM_KEY, *path), message)
-                         for path, message in _network_findings(param)
-                         + _storage_findings(param)]
+                         for path, message in found
+                         if (PARAM_KEY, *path) not in refused]
     return findings
 
 
@@ -156,12 +166,13 @@ def _select(node: Any, pattern: Path, at: Path = ()
         yield from _select(node[head], rest, (*at, head))
 
 
-def _format_findings(additional: dict) -> list[Finding]:
+def _format_findings(additional: dict,
+                     refused: set[Path]) -> list[Finding]:
     findings: list[Finding] = []
     for pattern, check in _TOP_CHECKS:
         for path, value in _select(additional, pattern):
             # Empty strings and wrong types are the schema's to report.
-            if isinstance(value, str) and value:
+            if isinstance(value, str) and value and path not in refused:
                 message = check(value)
                 if message:
                     findings.append((path, message))
@@ -269,6 +280,28 @@ def _storage_findings(param: dict) -> list[Finding]:
                              f'{", ".join(mounts)}): data there would be '
                              "on the storage server's own disk, which a "
                              'heal of that VM replaces'))
+    return findings
+
+
+def _wide_export_findings(param: dict) -> list[Finding]:
+    """An export to a network wider than /8 (IPv6: /32), 0.0.0.0/0 above
+    all, lets hosts far outside the cluster mount the directory (with
+    no_root_squash): only with ``allow_wide_export: true`` beside it."""
+    findings: list[Finding] = []
+    for path, entry in _select(param, _EXPORTS):
+        if not isinstance(entry, dict) or entry.get(WIDE_EXPORT_KEY) is True:
+            continue
+        value = entry.get('export_to')
+        wide = checks.too_wide(value) if isinstance(value, str) else None
+        if wide is None:
+            continue
+        limit = checks.WIDE_PREFIX[wide.version]
+        findings.append(((*path, 'export_to'), (
+            f'{show(value)} lets any host of a /{wide.prefixlen} network '
+            f'mount the directory (wider than /{limit}); name the network '
+            f'of the cluster nodes, e.g. 10.10.0.0/24, or add '
+            f'"{WIDE_EXPORT_KEY}": true beside export_to to export this '
+            'widely on purpose')))
     return findings
 
 

@@ -261,3 +261,33 @@ def test_placeholder_in_a_proxy_url_shows_no_credential(capsys, tmp_path):
     assert status == 1
     assert err == (f"{K}.proxy.http_proxy: still holds the sample's "
                    'placeholder REPLACE_WITH_USER; replace it\n')
+
+
+def test_megabyte_password_and_wide_export_are_shown_by_path(capsys,
+                                                             tmp_path):
+    body = sample('storage')
+    param = body['additionalParams']['k8s_cluster_installation_param']
+    param['worker_node']['password'] = 'Cli-Huge-Secret' * 70000  # ~1 MB
+    param['storage_server']['nfs_server_setup_params'][2][
+        'export_to'] = '0.0.0.0/0'
+    status, out, err = run(capsys, write(tmp_path, body))
+    assert (status, out) == (1, '')
+    lines = err.splitlines()
+    assert lines == [
+        f'{K}.storage_server.nfs_server_setup_params[2].export_to: '
+        "'0.0.0.0/0' lets any host of a /0 network mount the directory "
+        '(wider than /8); name the network of the cluster nodes, e.g. '
+        '10.10.0.0/24, or add "allow_wide_export": true beside export_to '
+        'to export this widely on purpose',
+        f'{K}.worker_node.password: must be at most 512 characters long']
+    assert 'Cli-Huge' not in err
+
+
+def test_wide_export_on_purpose_is_valid_and_summarised(capsys, tmp_path):
+    body = sample('storage')
+    export = body['additionalParams']['k8s_cluster_installation_param'][
+        'storage_server']['nfs_server_setup_params'][0]
+    export.update(export_to='0.0.0.0/0', allow_wide_export=True)
+    status, out, err = run(capsys, write(tmp_path, body))
+    assert (status, err) == (0, '')
+    assert ('3 NFS export(s), wide on purpose to 0.0.0.0/0)' in out)

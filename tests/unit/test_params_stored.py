@@ -109,3 +109,18 @@ def test_snake_keys_keeps_the_snake_spelling():
     assert clashes == [('pod_cidr',)]
     converted, _ = snake_keys({'pod_cidr': 'b', 'podCidr': 'a'})
     assert converted == {'pod_cidr': 'b'}
+
+
+def test_stored_wide_export_without_opt_in_is_still_read():
+    """An instance instantiated before the opt-in existed keeps working:
+    its stored request is not refused for the export it was built
+    with."""
+    additional = load('storage')['additionalParams']
+    export = additional['k8s_cluster_installation_param'][
+        'storage_server']['nfs_server_setup_params'][0]
+    export['export_to'] = '0.0.0.0/0'
+    params = read_stored_params(additional)
+    assert params.storage_server.exports[0].export_to == '0.0.0.0/0'
+    with pytest.raises(ValidationError, match='allow_wide_export'):
+        parse_instantiate_request(load('storage') | {
+            'additionalParams': additional})

@@ -569,3 +569,117 @@ def test_export_outside_every_volume_is_refused():
     parse_instantiate_request(body)
     body = mutate(load('storage'), f'{NFS}[1].export_dir', '/volumex/a')
     assert [p.path for p in problems_of(body)] == [f'{NFS}[1].export_dir']
+
+
+# -- NFS exports to wide networks --------------------------------------------
+
+@pytest.mark.parametrize('network', [
+    '0.0.0.0/0', '10.0.0.0/7', '10.1.2.3/0', '::/0', 'fd00::/8',
+    '2001:db8::/31'])
+def test_wide_nfs_export_is_refused_without_the_opt_in(network):
+    body = mutate(load('storage'), f'{NFS}[1].export_to', network)
+    (problem,) = problems_of(body)
+    assert problem.path == f'{NFS}[1].export_to'
+    assert problem.message.startswith(f"'{network}' lets any host of a /")
+    assert '"allow_wide_export": true' in problem.message
+
+
+@pytest.mark.parametrize('network', [
+    '0.0.0.0/0', '::/0', '10.0.0.0/7'])
+def test_wide_nfs_export_is_accepted_when_the_request_says_so(network):
+    body = mutate(load('storage'), f'{NFS}[1].export_to', network)
+    mutate(body, f'{NFS}[1].allow_wide_export', True)
+    exports = parse_instantiate_request(body).storage_server.exports
+    assert exports[1] == model.NfsExport('/volume/nfs/pv2', network,
+                                         allow_wide_export=True)
+    assert exports[0].allow_wide_export is False
+
+
+@pytest.mark.parametrize('network', [
+    '10.0.0.0/8', '10.10.0.0/24', '10.10.0.5', 'fd00::/32'])
+def test_networks_up_to_the_limit_need_no_opt_in(network):
+    parse_instantiate_request(
+        mutate(load('storage'), f'{NFS}[0].export_to', network))
+
+
+@pytest.mark.parametrize('value', ['true', 1, None])
+def test_wide_export_opt_in_must_be_a_boolean(value):
+    body = mutate(load('storage'), f'{NFS}[0].export_to', '0.0.0.0/0')
+    mutate(body, f'{NFS}[0].allow_wide_export', value)
+    problems = {p.path: p.message for p in problems_of(body)}
+    assert problems[f'{NFS}[0].allow_wide_export'].startswith(
+        'must be a boolean')
+    # Still refused: only a real true opts in.
+    assert 'allow_wide_export' in problems[f'{NFS}[0].export_to']
+
+
+# -- sizes -----------------------------------------------------------------
+
+MEGABYTE = 'A' * (1 << 20)
+
+
+@pytest.mark.parametrize('path, limit', [
+    (f'{M}.password', 512), (f'{W}.password', 512), (f'{S}.password', 512),
+    (f'{W}.username', 255), (f'{M}.ssh_cp_name', 255),
+    (f'{K}.script_path', 1024), (f'{NFS}[0].export_dir', 1024),
+    (f'{NFS}[0].export_to', 64), (f'{M}.pod_cidr', 64),
+    (f'{P}.http_proxy', 2048), (f'{P}.no_proxy', 8192),
+    (f'{PV}[0].pv_manifest_file_path', 1024), ('flavourId', 255),
+])
+def test_a_megabyte_value_is_refused_with_its_path(path, limit):
+    problems = problems_of(mutate(load('storage'), path, MEGABYTE))
+    assert [(p.path, p.message) for p in problems] == [
+        (path, f'must be at most {limit} characters long')]
+    assert 'AAAA' not in str(ValidationError(problems))
+
+
+def test_values_at_the_limit_are_accepted():
+    body = load('storage')
+    mutate(body, f'{M}.password', 'p' * 512)
+    mutate(body, f'{NFS}[0].export_dir', '/volume/' + 'd' * 1015)
+    params = parse_instantiate_request(body)
+    assert len(params.master.password) == 512
+
+
+@pytest.mark.parametrize('path, count', [
+    (f'{NFS}', 257), (f'{VOL}', 257), (f'{PV}', 257),
+    ('extVirtualLinks', 257)])
+def test_absurdly_long_lists_are_refused(path, count):
+    body = load('storage')
+    *_, last = path.split('.')
+    entries = {
+        'nfs_server_setup_params': {'export_dir': '/volume/x',
+                                    'export_to': '10.10.0.0/24'},
+        'cinder_volume_setup_params': {'volume_resource_id': 'v',
+                                       'mount_to': '/volume'},
+        'pv_registration_params': {'pv_manifest_file_path': 'Files/a.yaml',
+                                   'nfs_server_cp': 'storage_server_CP'},
+        'extVirtualLinks': {}}
+    mutate(body, path, [entries[last]] * count)
+    problems = {p.path: p.message for p in problems_of(body)}
+    assert problems[path] == 'must have at most 256 entries'
+
+
+def _unbounded(node, at='schema'):
+    """Where a schema allows a string or a list of any size."""
+    if isinstance(node, dict):
+        types = node.get('type')
+        types = [types] if isinstance(types, str) else types or []
+        if 'string' in types and 'maxLength' not in node \
+                and 'enum' not in node:
+            yield at
+        if 'array' in types and 'maxItems' not in node:
+            yield at
+        for key, value in node.items():
+            yield from _unbounded(value, f'{at}.{key}')
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _unbounded(value, f'{at}[{index}]')
+
+
+def test_every_string_and_list_of_a_request_is_bounded():
+    from kubernetes_mgmt.params import lcm_requests, schema
+    for each in (schema.ADDITIONAL_PARAMS, schema.INSTANTIATE_REQUEST,
+                 lcm_requests.SCALE_REQUEST, lcm_requests.HEAL_REQUEST,
+                 lcm_requests.TERMINATE_REQUEST):
+        assert list(_unbounded(each)) == [], each['description']
