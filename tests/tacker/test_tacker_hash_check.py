@@ -56,7 +56,7 @@ def test_every_routed_hook_passes_tackers_check(lcm_driver, vnfd_in_db,
             tacker_context, hook, instance, vnfd_dict) == DRIVER, hook
     # Hooks the VNFD does not route go to vnflcm_noop.
     assert lcm_driver._load_vnf_interface(
-        tacker_context, 'instantiate_start', instance,
+        tacker_context, 'modify_information_start', instance,
         vnfd_dict) == 'vnflcm_noop'
 
 

@@ -149,7 +149,7 @@ def stack(vnfd_in_db, tacker_context, tacker_request, request_body):
     from tacker.vnflcm import utils as vnflcm_utils
     from tacker.vnfm.infra_drivers.openstack import openstack
 
-    def run(name, camel_case=False, unlinked=()):
+    def run(name, camel_case=False, unlinked=(), driver_first=False):
         body = request_body(
             name,
             REPLACE_WITH_A_NEW_UUID=str(uuid.uuid4()),
@@ -173,6 +173,12 @@ def stack(vnfd_in_db, tacker_context, tacker_request, request_body):
             vnf_instance_name='k8s', vnfd_id=vnfd_in_db.vnfd_id,
             tenant_id=tacker_context.project_id,
             instantiation_state=fields.VnfInstanceState.NOT_INSTANTIATED)
+        if driver_first:    # the driver's instantiate_start, as routed
+            from kubernetes_mgmt.kubernetes_mgmt import KubernetesMgmtDriver
+            KubernetesMgmtDriver().instantiate_start(
+                context=tacker_context, vnf_instance=instance,
+                instantiate_vnf_request=request, grant=None,
+                grant_request=None)
         vim = objects.VimConnectionInfo(
             id=request.vim_connection_info[0].id,
             vim_id=request.vim_connection_info[0].vim_id,
@@ -332,3 +338,38 @@ def test_nested_templates_get_every_parameter(stack, name):
         given = set(member.get('properties') or {})
         for param, spec in (hot.get('parameters') or {}).items():
             assert 'default' in spec or param in given, (name, param)
+
+
+@pytest.mark.parametrize('name', sorted(REQUESTS))
+def test_every_vm_gets_the_user_data_with_the_drivers_key(stack, name):
+    """instantiate_start's additionalParams entry reaches Heat through
+    Tacker's user data path, and every server of the flavour takes it."""
+    from kubernetes_mgmt.remote import identity, user_data
+
+    created, _ = stack(name, driver_first=True)
+    text = created['parameters'][user_data.PARAMETER]
+    key_line = next(u for u in yaml.safe_load(text)['users']
+                    if isinstance(u, dict))['ssh_authorized_keys'][0]
+    instance_id = key_line.rsplit('@', 1)[1]
+    assert key_line == identity.public_line(
+        identity.login_key(instance_id), instance_id)
+    template = yaml.safe_load(created['template'])
+    nested = {n: yaml.safe_load(t)
+              for n, t in created.get('files', {}).items()}
+    servers = 0
+    for resource in template['resources'].values():
+        props = resource.get('properties') or {}
+        if resource['type'] == 'OS::Heat::AutoScalingGroup':
+            member = props['resource']
+            assert member['properties']['user_data'] == {
+                'get_param': user_data.PARAMETER}
+            for inner in nested[member['type']]['resources'].values():
+                if inner['type'] == 'OS::Nova::Server':
+                    servers += 1
+                    assert inner['properties']['user_data'] == {
+                        'get_param': 'user_data'}
+                    assert inner['properties']['user_data_format'] == 'RAW'
+        elif resource['type'] == 'OS::Nova::Server':
+            servers += 1
+            assert props['user_data'] == {'get_param': user_data.PARAMETER}
+    assert servers >= 2

@@ -18,7 +18,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+import yaml
 
+from kubernetes_mgmt.remote import identity, user_data
 from kubernetes_mgmt.vnf_package import layout
 
 SCRIPT = '../Scripts/tacker_kubernetes_mgmt_v2.py'
@@ -123,6 +125,23 @@ def _request(master_password: bool = True):
     return objects.InstantiateVnfRequest.from_dict(body)
 
 
+@pytest.fixture
+def script_conf(tacker_conf, tmp_path, monkeypatch):
+    """The tacker.conf the LCM script finds (in ``~/.tacker``, where
+    oslo.config looks when the parent's command line names none), with a
+    state key of this test: the script creates no key in /etc. This
+    process uses the same key."""
+    key = tmp_path / 'state.key'
+    conf_dir = tmp_path / 'home' / '.tacker'
+    conf_dir.mkdir(parents=True)
+    (conf_dir / 'tacker.conf').write_text(
+        f'[kubernetes_mgmt]\nstate_key_file = {key}\n')
+    monkeypatch.setenv('HOME', str(tmp_path / 'home'))
+    tacker_conf.set_override('state_key_file', str(key), 'kubernetes_mgmt')
+    yield key
+    tacker_conf.clear_override('state_key_file', 'kubernetes_mgmt')
+
+
 def _run(v2_vnfd, operation: str, req, inst):
     """Tacker's VnfLcmDriverV2 runs the script: (its failure or None,
     the handling data Tacker keeps for a retry)."""
@@ -140,16 +159,25 @@ def _run(v2_vnfd, operation: str, req, inst):
     return None, handling
 
 
-def test_a_valid_request_passes_and_the_instance_is_kept(tacker_conf,
-                                                        v2_vnfd):
+def test_a_valid_request_passes_and_the_vms_get_the_drivers_key(
+        script_conf, v2_vnfd):
     inst = _instance()
     before = inst.to_dict()
     assert _run(v2_vnfd, 'instantiate_start', _request(), inst) == \
         (None, {})
-    assert inst.to_dict() == before
+    after = inst.to_dict()
+    # Only the user data for the package's user data class was added:
+    # the driver's public key for every login user, no password.
+    text = after['metadata'].pop(user_data.PARAMETER)
+    assert after == before
+    config = yaml.safe_load(text)
+    expected = identity.public_line(identity.login_key(inst.id), inst.id)
+    assert {u['name']: u['ssh_authorized_keys'] for u in config['users']
+            if isinstance(u, dict)} == {'ubuntu': [expected]}
+    assert VM_PASSWORD not in text
 
 
-def test_a_bad_request_fails_with_the_driver_message(tacker_conf, v2_vnfd):
+def test_a_bad_request_fails_with_the_driver_message(script_conf, v2_vnfd):
     inst = _instance()
     failed, handling = _run(v2_vnfd, 'instantiate_start',
                             _request(master_password=False), inst)
