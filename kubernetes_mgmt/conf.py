@@ -146,9 +146,23 @@ state_opts = [
                help='File holding the key that signs the driver\'s state '
                     'stored in each VNF instance (vnf_metadata), so that '
                     'an edit through Tacker\'s API is detected. Created '
-                    '(mode 0600) on first use; every tacker-conductor host '
-                    'of a site needs the same file, and it must be kept '
-                    'like Tacker\'s VIM keys.'),
+                    '(mode 0600, with a warning in the log) by the first '
+                    'instantiate on a host that has never verified any '
+                    'stored state; never replaced. Every tacker-conductor '
+                    'host of a site needs the same file: copy it to each '
+                    'before it serves VNFs, and keep it like Tacker\'s '
+                    'VIM keys. A conductor without it refuses to load '
+                    'stored state.'),
+    cfg.StrOpt('state_generation_dir',
+               help='Directory where this host keeps, per VNF instance, '
+                    'the highest generation of stored state it has seen, '
+                    'so that an older signed copy put back through '
+                    'Tacker\'s API, or a blanked state, is refused. '
+                    'Default: "generations" beside state_key_file. Per '
+                    'host unless shared: put it on storage every '
+                    'tacker-conductor host mounts (as for '
+                    '[vnf_package] vnf_package_csar_path) for site-wide '
+                    'protection.'),
     cfg.BoolOpt('trust_unsigned_state', default=False,
                 help='Accept, once, driver state stored without '
                      'signatures by plugin versions before 0.2, and sign '

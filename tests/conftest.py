@@ -5,6 +5,7 @@ With ``KMGMT_REQUIRE_LAB=1`` (set by CI) a lab test that would be skipped
 without having exercised the lab.
 """
 import os
+import uuid
 
 import pytest
 
@@ -76,8 +77,15 @@ def _private_state_key(tmp_path_factory):
     path = tmp_path_factory.getbasetemp() / 'state-key' / 'state.key'
     default = cfg.CONF.kubernetes_mgmt.state_key_file
     cfg.CONF.set_default('state_key_file', str(path), 'kubernetes_mgmt')
+    # The generations each test's instances reached are its own (tests
+    # reuse instance ids); made only when a test stores state.
+    generations = tmp_path_factory.getbasetemp() / 'state-generations' / \
+        uuid.uuid4().hex
+    cfg.CONF.set_default('state_generation_dir', str(generations),
+                         'kubernetes_mgmt')
     yield
     cfg.CONF.set_default('state_key_file', default, 'kubernetes_mgmt')
+    cfg.CONF.set_default('state_generation_dir', None, 'kubernetes_mgmt')
 
 
 @pytest.fixture(scope='session')

@@ -141,9 +141,18 @@ class V2Instance:
         have joined)."""
         return V2Instance(self.persisted)
 
+    @property
+    def state_kept_by_tacker(self) -> Any:
+        """The driver's stored state as Tacker keeps it: what it handed
+        this script. Only loading that raises this host's generation floor
+        (``instance_state``): what this script saves, or adopted from a
+        failed attempt, reaches Tacker only if the operation succeeds."""
+        return (self.persisted.get('metadata') or {}).get(STATE_KEY)
+
     def adopt_state(self, stored: str | None) -> None:
         """Take the driver's state a failed attempt left (it verifies
-        when loaded, as any stored state)."""
+        when loaded, as any stored state, and must be no older than the
+        newest this host has seen)."""
         if stored:
             metadata = self.vnf_metadata
             metadata[STATE_KEY] = stored

@@ -460,7 +460,7 @@ def test_terminate_removes_the_vim_and_the_stored_state(ha_lab):
     lab, instance = ha_lab
     driving.terminate(instance)
     assert registry(lab).records() == []
-    assert instance_state.METADATA_KEY not in instance.vnf_metadata
+    assert not instance_state.holds_state(instance.vnf_metadata)
     assert [c.vim_type for c in instance.vim_connection_info] == \
         ['openstack']
     with open(lab.vim_registry_file, encoding='utf-8') as f:

@@ -147,4 +147,4 @@ def test_whole_lifecycle_with_passwords_master_and_worker(site):
 
             driving.terminate(instance)
             assert registered_vims(lab) == []
-            assert instance_state.METADATA_KEY not in instance.vnf_metadata
+            assert not instance_state.holds_state(instance.vnf_metadata)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from kubernetes_mgmt.instance_state import METADATA_KEY
+from kubernetes_mgmt.instance_state import holds_state
 from kubernetes_mgmt.vnf_package.layout import sample_package_dir
 from kubernetes_mgmt_lab.emulated import inject_fault
 from kubernetes_mgmt_lab.errors import LabError
@@ -287,7 +287,7 @@ def test_rollback_of_a_failed_instantiate_leaves_nothing(session):
     assert session.op.rollback(op['ID'])['Operation State'] == 'ROLLED_BACK'
     shown = session.op.show(vnf_id)
     assert shown['Instantiation State'] == 'NOT_INSTANTIATED'
-    assert METADATA_KEY not in (shown.get('metadata') or {})
+    assert not holds_state(shown.get('metadata') or {})
     assert 'kubernetes_vim' not in {v['Name'] for v in
                                     session.op.run('vim', 'list')}
     stacks = {st['Stack Name'] for st in session.op.run('stack', 'list')}

@@ -126,7 +126,8 @@ def test_a_state_signed_under_another_key_is_refused(tmp_path):
     path.write_text('ab' * 32)
     cfg.CONF.set_override('state_key_file', str(path), 'kubernetes_mgmt')
     try:
-        with pytest.raises(instance_state.TamperedState, match='vim_id'):
+        with pytest.raises(MgmtDriverError,
+                           match=r'signed with state key .*state_key_file'):
             instance_state.load(instance)
     finally:
         cfg.CONF.clear_override('state_key_file', 'kubernetes_mgmt')
@@ -138,9 +139,16 @@ def test_garbage_in_our_key_is_reported():
         instance_state.load(instance)
 
 
-def test_forget_removes_only_our_key():
+def test_forget_keeps_only_an_empty_state_and_others_metadata():
     instance = Instance({'owner': 'someone'})
-    instance_state.save(instance, DriverState(vim_id='v1'))
+    instance_state.save(instance, _stored_state())
+    assert instance_state.holds_state(instance.vnf_metadata)
     instance_state.forget(instance)
-    assert instance.vnf_metadata == {'owner': 'someone'}
+    assert not instance_state.holds_state(instance.vnf_metadata)
+    assert instance.vnf_metadata['owner'] == 'someone'
+    assert set(instance.vnf_metadata) == {'owner',
+                                          instance_state.METADATA_KEY}
+    assert json.loads(instance.vnf_metadata[
+        instance_state.METADATA_KEY])['state'] == {}
+    assert instance_state.load(instance) == DriverState()
     assert instance.saves == 2

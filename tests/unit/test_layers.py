@@ -15,11 +15,12 @@ circle):
 5. ``instance_state``: the driver's state stored in the VNF instance;
 6. ``cluster``: cluster steps on the nodes;
 7. ``storage``, ``topology``: PVs; the hosts Heat describes;
-8. ``remote``, ``params``, ``package``, ``integrity``: SSH and kubectl
-   over it; request parameters; VNF package files; signatures;
-9. ``conf``, ``errors``, ``redact``, ``tacker_objects``, ``seams``, the
-   package root: options, errors, masking, Tacker's objects, the seams
-   other distributions plug into.
+8. ``remote``, ``params``, ``package``, ``integrity``, ``generations``:
+   SSH and kubectl over it; request parameters; VNF package files;
+   signatures; the stored state's generations this host has seen;
+9. ``conf``, ``errors``, ``redact``, ``tacker_objects``, ``seams``,
+   ``durable``, the package root: options, errors, masking, Tacker's
+   objects, the seams other distributions plug into, crash-safe files.
 
 The graph is read from the code (every import statement, those inside
 functions too). The product never imports the lab (kubernetes_mgmt_lab).
@@ -45,8 +46,9 @@ LAYERS = (
     {'instance_state'},
     {'cluster'},
     {'storage', 'topology'},
-    {'remote', 'params', 'package', 'integrity'},
-    {'conf', 'errors', 'redact', 'tacker_objects', 'seams', ROOT_UNIT},
+    {'remote', 'params', 'package', 'integrity', 'generations'},
+    {'conf', 'errors', 'redact', 'tacker_objects', 'seams', 'durable',
+     ROOT_UNIT},
 )
 LEVEL = {unit: index for index, layer in enumerate(LAYERS) for unit in layer}
 

@@ -172,9 +172,9 @@ def _lifecycle(lab, instance) -> None:
     step('terminate')
     driving.terminate(instance)
     registered = driving.registered_vims(lab)
-    stored = instance_state.METADATA_KEY in instance.vnf_metadata
+    stored = instance_state.holds_state(instance.vnf_metadata)
     print(f'VIMs registered: {len(registered) or "none"}; driver state '
-          f'in the instance: {"still there" if stored else "gone"}; '
+          f'in the instance: {"still there" if stored else "forgotten"}; '
           f'VIM connections: '
           f'{", ".join(c.vim_type for c in instance.vim_connection_info)}')
     print('(Tacker deletes the stack between terminate_start and '
