@@ -3,7 +3,8 @@
 Every kind is handled the same way: API discovery says where it lives
 (its URL and whether it is namespaced), so there is no per-kind code.
 Failed calls become ``KubernetesCallFailed`` (``AccessDenied`` for 403)
-naming the action, object and namespace.
+naming the action, object and namespace. Every request, discovery's
+included, is bounded by ``[kubernetes_cnf] request_timeout``.
 """
 from __future__ import annotations
 
@@ -51,6 +52,20 @@ def where(namespace: str | None) -> str:
     return f' in namespace {namespace!r}' if namespace else ''
 
 
+class _BoundedClient(DynamicClient):
+    """A DynamicClient whose every request has a timeout: its discovery
+    (``/version``, ``/apis``, each group) calls ``request`` without one,
+    and would wait forever on a server that accepts but never answers."""
+
+    def __init__(self, api_client, cache_file: str, timeout: float):
+        self._timeout = timeout     # discovery may start in __init__
+        super().__init__(api_client, cache_file=cache_file)
+
+    def request(self, method, path, body=None, **params):
+        params.setdefault('_request_timeout', self._timeout)
+        return super().request(method, path, body, **params)
+
+
 class KubeSession:
     """The API calls the driver makes, on one ApiClient."""
 
@@ -64,8 +79,8 @@ class KubeSession:
     @property
     def dynamic(self) -> DynamicClient:
         if self._dynamic is None:
-            self._dynamic = call('API discovery', lambda: DynamicClient(
-                self._api_client, cache_file=self._cache))
+            self._dynamic = call('API discovery', lambda: _BoundedClient(
+                self._api_client, self._cache, self._timeout))
         return self._dynamic
 
     def resource(self, api_version: str, kind: str) -> Resource | None:
@@ -96,8 +111,7 @@ class KubeSession:
         try:
             return call(f'read {res.kind}/{name}{where(namespace)}',
                         lambda: self.dynamic.get(
-                            res, name=name, namespace=namespace,
-                            _request_timeout=self._timeout).to_dict())
+                            res, name=name, namespace=namespace).to_dict())
         except KubernetesCallFailed as exc:
             if exc.status == 404:
                 return None
@@ -108,8 +122,7 @@ class KubeSession:
         reply = call(f'list {res.kind}{where(namespace)}',
                      lambda: self.dynamic.get(
                          res, namespace=namespace,
-                         label_selector=label_selector,
-                         _request_timeout=self._timeout).to_dict())
+                         label_selector=label_selector).to_dict())
         return reply.get('items') or []
 
     def create(self, res: Resource, body: dict, namespace: str | None,
@@ -119,8 +132,7 @@ class KubeSession:
         return call(f'{verb} {res.kind}/{name}{where(namespace)}',
                     lambda: self.dynamic.create(
                         res, body=body, namespace=namespace,
-                        dry_run='All' if dry_run else None,
-                        _request_timeout=self._timeout).to_dict())
+                        dry_run='All' if dry_run else None).to_dict())
 
     def delete(self, res: Resource, name: str, namespace: str | None,
                grace_seconds: int | None = None) -> bool:
@@ -132,8 +144,7 @@ class KubeSession:
         try:
             call(f'delete {res.kind}/{name}{where(namespace)}',
                  lambda: self.dynamic.delete(
-                     res, name=name, namespace=namespace, body=options,
-                     _request_timeout=self._timeout))
+                     res, name=name, namespace=namespace, body=options))
         except KubernetesCallFailed as exc:
             if exc.status == 404:
                 return False
@@ -144,8 +155,7 @@ class KubeSession:
         return call(f'read the scale of {res.kind}/{name}{where(namespace)}',
                     lambda: self.dynamic.get(
                         res.subresources['scale'], name=name,
-                        namespace=namespace,
-                        _request_timeout=self._timeout).to_dict())
+                        namespace=namespace).to_dict())
 
     def set_replicas(self, res: Resource, name: str, namespace: str,
                      replicas: int) -> dict:
@@ -154,8 +164,7 @@ class KubeSession:
             lambda: self.dynamic.patch(
                 res.subresources['scale'], body={'spec': {
                     'replicas': replicas}}, name=name, namespace=namespace,
-                content_type=_MERGE_PATCH,
-                _request_timeout=self._timeout).to_dict())
+                content_type=_MERGE_PATCH).to_dict())
 
 
 @contextlib.contextmanager
@@ -163,6 +172,7 @@ def open_session(vim: vim_access.VimAccess, timings: Timings
                  ) -> Iterator[KubeSession]:
     """A session whose client, CA file and discovery cache are private
     to it and gone when it ends."""
+    vim_access.warn_without_ca(vim)
     with tempfile.TemporaryDirectory(prefix='kmgmt-cnf-') as workdir, \
             vim_access.api_client(vim, workdir) as client:
         yield KubeSession(client, os.path.join(workdir, 'discovery.json'),

@@ -5,12 +5,19 @@ Tacker hands a Kubernetes VIM's ``access_info`` (``auth_url``,
 operation builds its own ``ApiClient`` (the client's global default
 configuration is never touched) and writes the CA to a private 0600 file
 that is removed when the operation ends.
+
+The API server is always reached over https and always verified: a
+plain http URL is refused, and a VIM without a CA - which Tacker's own
+Kubernetes driver takes as "do not verify" - is verified against the
+host's trust store, with a warning once per operation.
 """
 from __future__ import annotations
 
 import contextlib
 import os
 import re
+import threading
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -19,7 +26,11 @@ from kubernetes import client as k8s
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.errors import Problem, ValidationError
 
+LOG = redact.get_logger(__name__)
 _NONE = ('', 'None', 'NONE', 'null', 'NULL')   # how Tacker stores "no CA"
+# Operations (redaction scopes) already warned about a VIM without a CA.
+_WARNED: weakref.WeakSet = weakref.WeakSet()
+_WARNED_LOCK = threading.Lock()
 _PEM = re.compile(r'-----BEGIN CERTIFICATE-----(.*?)-----END CERTIFICATE-----',
                   re.S)
 
@@ -37,11 +48,10 @@ class VimAccess:
         redact.register(token)
         problems = []
         url = info.get('auth_url')
-        if not isinstance(url, str) or not url.startswith(
-                ('https://', 'http://')):
+        if not isinstance(url, str) or \
+                not url.lower().startswith('https://'):
             problems.append(Problem('vimConnectionInfo.accessInfo.auth_url',
-                                    'must be the http(s) URL of the '
-                                    'Kubernetes API server'))
+                                    _url_problem(url)))
         if not isinstance(token, str) or token in _NONE:
             problems.append(Problem(
                 'vimConnectionInfo.accessInfo.bearer_token',
@@ -54,6 +64,15 @@ class VimAccess:
                    None if ca in _NONE or ca is None else normalise_pem(ca))
 
 
+def _url_problem(url: object) -> str:
+    if isinstance(url, str) and url.lower().startswith('http://'):
+        return ('is a plain http:// URL: the bearer token would cross '
+                'the network unencrypted and the API server would not be '
+                'authenticated; register the VIM with the https:// URL '
+                'of the Kubernetes API server (and its CA in ssl_ca_cert)')
+    return 'must be the https:// URL of the Kubernetes API server'
+
+
 def normalise_pem(text: str) -> str:
     """Tacker may store the PEM with its newlines turned into spaces;
     rebuild every certificate block with 64-column base64 lines."""
@@ -64,6 +83,25 @@ def normalise_pem(text: str) -> str:
         blocks.append('\n'.join(['-----BEGIN CERTIFICATE-----', *lines,
                                  '-----END CERTIFICATE-----']))
     return '\n'.join(blocks) + '\n' if blocks else text
+
+
+def warn_without_ca(vim: VimAccess) -> None:
+    """Once per operation: the VIM has no CA, which Tacker's own driver
+    takes as "skip certificate verification". This driver never skips
+    it; the system trust store must then hold the cluster's CA."""
+    if vim.ca_pem:
+        return
+    scope = redact.current()
+    if scope is not None:
+        with _WARNED_LOCK:
+            if scope in _WARNED:
+                return
+            _WARNED.add(scope)
+    LOG.warning('VIM %s has no CA certificate (ssl_ca_cert): Tacker\'s own '
+                'Kubernetes driver turns certificate verification off for '
+                'such a VIM; this driver does not, and verifies the API '
+                'server against this host\'s trust store. Register the '
+                'VIM with the cluster\'s CA certificate.', vim.auth_url)
 
 
 @contextlib.contextmanager

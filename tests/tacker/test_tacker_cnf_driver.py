@@ -164,7 +164,7 @@ def tacker_db(tacker_conf):
 
 @pytest.fixture
 def kube():
-    with KubeApiDouble() as double:
+    with KubeApiDouble(tls=True) as double:
         double.put('Namespace', {'metadata': {'name': 'ns-a'},
                                  'status': {'phase': 'Active'}})
         yield double

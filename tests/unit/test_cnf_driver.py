@@ -4,11 +4,15 @@ CA file, logs without tokens."""
 from __future__ import annotations
 
 import configparser
+import dataclasses
 import importlib
 import logging
 import os
+import socket
+import ssl
 import stat
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -20,7 +24,7 @@ from kubernetes_mgmt.cnf.driver import KubernetesNamespacedDriver, NotSupported
 from kubernetes_mgmt.cnf.errors import KubernetesCallFailed
 from kubernetes_mgmt.cnf.vim import VimAccess
 from kubernetes_mgmt.errors import ValidationError
-from kubernetes_mgmt_lab.kube_api import KubeApiDouble, cluster_admin
+from kubernetes_mgmt_lab.kube_api import KubeApiDouble, cluster_admin, tls
 from kubernetes_mgmt_lab.kube_api.lcm import (
     QUICK,
     InstantiateVnfRequest,
@@ -136,3 +140,122 @@ def test_an_unknown_ca_is_not_trusted(private_tmp):
         with pytest.raises(KubernetesCallFailed, match='API discovery'), \
                 kube.open_session(vim, QUICK) as session:
             session.resource('apps/v1', 'Deployment')
+
+
+# -- https only, bounded requests, VIMs without a CA -------------------------
+
+def test_a_plain_http_api_url_is_refused_before_any_request():
+    with KubeApiDouble() as double:         # serves plain http
+        double.add_token(TOKEN, cluster_admin())
+        assert double.url.startswith('http://')
+        lcm = runner_for(double.access_info(TOKEN), {'vnfd-cnf': DATA})
+        instance = lcm.new_instance('vnfd-cnf', additional_params=WEB)
+        with pytest.raises(ValidationError) as exc:
+            lcm.instantiate(instance, InstantiateVnfRequest('simple', WEB))
+        assert double.requests == []
+    (problem,) = exc.value.problems
+    assert problem.path == 'vimConnectionInfo.accessInfo.auth_url'
+    assert problem.message.startswith('is a plain http:// URL')
+    assert TOKEN not in str(exc.value)
+
+
+class SilentTlsServer:
+    """Accepts TLS connections and reads requests, but never answers
+    until stopped: an API server that hangs."""
+
+    def __init__(self, context: ssl.SSLContext):
+        self._listener = socket.create_server(('127.0.0.1', 0))
+        self._context = context
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self.url = f'https://127.0.0.1:{self._listener.getsockname()[1]}'
+
+    def _serve(self) -> None:
+        self._listener.settimeout(0.1)
+        held = []
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            try:
+                held.append(self._context.wrap_socket(conn,
+                                                      server_side=True))
+            except (OSError, ssl.SSLError):
+                conn.close()
+        for conn in held:
+            conn.close()
+
+    def __enter__(self) -> SilentTlsServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._listener.close()
+
+
+def test_api_discovery_is_bounded_by_the_request_timeout():
+    cert = tls.issue()
+    timings = dataclasses.replace(QUICK, request=0.3)
+    outcome: list[BaseException | None] = []
+    with SilentTlsServer(cert.server_context()) as server:
+        vim = VimAccess.from_access_info({
+            'auth_url': server.url, 'bearer_token': TOKEN,
+            'ssl_ca_cert': cert.ca_pem})
+
+        def discover() -> None:
+            try:
+                with kube.open_session(vim, timings) as session:
+                    session.resource('apps/v1', 'Deployment')
+            except BaseException as error:
+                outcome.append(error)
+            else:
+                outcome.append(None)
+
+        worker = threading.Thread(target=discover, daemon=True)
+        worker.start()
+        # Without a timeout the call waits until the server goes away
+        # (then it fails differently); with one it gives up by itself.
+        worker.join(20)
+    worker.join()
+    (error,) = outcome
+    assert isinstance(error, KubernetesCallFailed)
+    assert 'API discovery' in str(error) and 'timed out' in str(error)
+
+
+def test_a_vim_without_ca_is_verified_and_warned_about_once_an_operation(
+        tmp_path, monkeypatch, caplog):
+    with KubeApiDouble(tls=True) as double:
+        double.add_token(TOKEN, cluster_admin())
+        # The host's trust store holds the cluster's CA.
+        trusted = tmp_path / 'trusted.pem'
+        trusted.write_text(double.ca_pem, encoding='ascii')
+        monkeypatch.setenv('SSL_CERT_FILE', str(trusted))
+        vim = VimAccess.from_access_info(
+            {**double.access_info(TOKEN), 'ssl_ca_cert': 'None'})
+        assert vim.ca_pem is None and vim.auth_url == double.url
+        caplog.set_level(logging.WARNING)
+        for _ in range(2):
+            with redact.operation('one operation'):
+                for _ in range(3):
+                    with kube.open_session(vim, QUICK) as session:
+                        assert session.resource('apps/v1',
+                                                'Deployment').namespaced
+    warnings = [r.getMessage() for r in caplog.records
+                if 'has no CA certificate' in r.getMessage()]
+    assert len(warnings) == 2
+    assert warnings[0].startswith(f'VIM {vim.auth_url} has no CA '
+                                  'certificate (ssl_ca_cert)')
+    assert 'verifies the API server against this host' in warnings[0]
+
+
+def test_a_vim_with_its_ca_is_not_warned_about(caplog):
+    with KubeApiDouble(tls=True) as double:
+        double.add_token(TOKEN, cluster_admin())
+        vim = VimAccess.from_access_info(double.access_info(TOKEN))
+        caplog.set_level(logging.WARNING)
+        with kube.open_session(vim, QUICK) as session:
+            session.resource('v1', 'Pod')
+    assert 'has no CA certificate' not in caplog.text

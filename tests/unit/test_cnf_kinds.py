@@ -41,7 +41,7 @@ def files(*names: str) -> dict:
 
 @pytest.fixture
 def double():
-    with KubeApiDouble(nodes=('node-1', 'node-2')) as api:
+    with KubeApiDouble(tls=True, nodes=('node-1', 'node-2')) as api:
         api.put('Namespace', {'metadata': {'name': 'ns-w'},
                               'status': {'phase': 'Active'}})
         yield api

@@ -82,7 +82,7 @@ def namespaces_addressed(double: KubeApiDouble) -> set[str]:
 
 @pytest.fixture
 def double():
-    with KubeApiDouble() as api:
+    with KubeApiDouble(tls=True) as api:
         yield api
 
 
@@ -225,7 +225,7 @@ def test_terminate_passes_the_grace_period(double, request_, grace):
 
 def test_waits_follow_the_cluster():
     slow = Timing(pod_ready_after=0.3, terminate_after=0.3)
-    with KubeApiDouble(timing=slow) as api:
+    with KubeApiDouble(tls=True, timing=slow) as api:
         lcm = runner(api, api.add_token('admin', cluster_admin()))
         started = time.monotonic()
         instance = instantiate(lcm, namespace='ns-a')
@@ -245,7 +245,7 @@ def test_grace_period_survives_a_conductor_restart_within_terminate():
     slow = Timing(terminate_after=0.6)
     short = Timings(ready=10, scale=10, heal=10, delete=0.2,
                     poll_first=0.01, poll_ceiling=0.05, request=10)
-    with KubeApiDouble(timing=slow) as api:
+    with KubeApiDouble(tls=True, timing=slow) as api:
         lcm = runner(api, api.add_token('admin', cluster_admin()), short)
         instance = instantiate(lcm, namespace='ns-a')
         other = instantiate(lcm, namespace='ns-b')
@@ -284,7 +284,7 @@ def test_an_edited_grace_period_is_refused_by_name(double):
 
 def test_readiness_deadline_is_a_clear_error():
     never = Timing(pod_ready_after=60)
-    with KubeApiDouble(timing=never) as api:
+    with KubeApiDouble(tls=True, timing=never) as api:
         impatient = Timings(ready=0.3, poll_first=0.01, poll_ceiling=0.05)
         lcm = runner(api, api.add_token('admin', cluster_admin()),
                      impatient)

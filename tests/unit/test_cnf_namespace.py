@@ -177,7 +177,7 @@ def test_objects_are_created_in_dependency_order():
 
 @pytest.fixture
 def lab():
-    with KubeApiDouble() as double:
+    with KubeApiDouble(tls=True) as double:
         token = double.add_token('admin-token', cluster_admin())
         yield double, runner_for(double.access_info(token),
                                  {'vnfd-cnf': DATA})
