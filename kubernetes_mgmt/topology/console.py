@@ -43,10 +43,14 @@ class ConsoleReader:
                                        json=body, **self._bounded)
         except ks_exceptions.Conflict:
             return None
-        except ks_exceptions.NotFound:
+        except ks_exceptions.NotFound as exc:
+            # Nova says 404 for a server it does not know and for one
+            # whose hypervisor keeps no console.
             raise MgmtDriverError(
-                f'server {server_id}: Nova does not know it (deleted?); '
-                'cannot read its console for its SSH host keys') from None
+                f'server {server_id}: Nova has no console log for it '
+                f'({exc}); its SSH host keys cannot be checked. A site '
+                'whose hypervisor keeps no console must turn '
+                '[kubernetes_mgmt] host_key_checking off') from None
         except ks_exceptions.ClientException as exc:
             raise MgmtDriverError(
                 f'server {server_id}: reading its console log from Nova '
