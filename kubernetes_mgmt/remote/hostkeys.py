@@ -145,9 +145,9 @@ class HostKeyStore:
         if self.authority is None:
             if self.checking:
                 raise HostKeyUnverifiable(
-                    f'[{target.name}] ssh connect: no host key is known '
-                    f'for this VM and nothing publishes one; refusing to '
-                    f'log in (offered {key.fingerprint})')
+                    f'no host key is known for this VM and nothing '
+                    f'publishes one; refusing to log in (offered '
+                    f'{key.fingerprint})')
             LOG.warning('[%s] trusting host key %s unverified '
                         '(host_key_checking = False)', target.name,
                         key.fingerprint)

@@ -13,7 +13,10 @@ from keystoneauth1 import adapter
 from keystoneauth1 import exceptions as ks_exceptions
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.remote.hostkeys import (
+    HostKeyPending,
+    HostKeyUnverifiable,
+)
 
 LOG = redact.get_logger(__name__)
 # Lines asked for: cloud-init prints the keys late in the first boot, so
@@ -36,7 +39,8 @@ class ConsoleReader:
 
     def __call__(self, server_id: str) -> str | None:
         """The console log; None while Nova has none yet (the server is
-        still being built)."""
+        still being built). Raises HostKeyUnverifiable when Nova keeps
+        none, HostKeyPending when asking failed (asked again)."""
         body = {'os-getConsoleOutput': {'length': _ALL}}
         try:
             reply = self._compute.post(f'/servers/{server_id}/action',
@@ -46,13 +50,14 @@ class ConsoleReader:
         except ks_exceptions.NotFound as exc:
             # Nova says 404 for a server it does not know and for one
             # whose hypervisor keeps no console.
-            raise MgmtDriverError(
+            raise HostKeyUnverifiable(
                 f'server {server_id}: Nova has no console log for it '
-                f'({exc}); its SSH host keys cannot be checked. A site '
+                f'({exc}), so its SSH host keys cannot be checked; a site '
                 'whose hypervisor keeps no console must turn '
                 '[kubernetes_mgmt] host_key_checking off') from None
         except ks_exceptions.ClientException as exc:
-            raise MgmtDriverError(
+            # Asked again until the connect deadline.
+            raise HostKeyPending(
                 f'server {server_id}: reading its console log from Nova '
                 f'failed: {exc}') from None
         return (reply.json() or {}).get('output') or None
