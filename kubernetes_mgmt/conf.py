@@ -137,6 +137,11 @@ tacker_opts = [
                     'entry point of group kubernetes_mgmt.heat_clients. '
                     '"tacker": through the VNF\'s OpenStack VIM, as '
                     'Tacker\'s OpenStack infra driver does.'),
+    cfg.IntOpt('openstack_api_timeout', default=60, min=1,
+               help='Seconds one request of the "tacker" Heat client to '
+                    'the OpenStack VIM (Keystone, Heat) may take; a '
+                    'server that accepts but does not answer fails the '
+                    'operation after that instead of holding it.'),
 ]
 
 # What the driver stores in each VNF instance, and how it is protected.

@@ -7,6 +7,7 @@ import sys
 import types
 
 import pytest
+from keystoneauth1 import session
 
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError
@@ -75,9 +76,10 @@ def test_client_through_tacker_vim(heat_options, monkeypatch):
                 'auth_url': 'http://keystone/v3', 'username': 'nfv',
                 'password': 'vim-secret', 'region': region_name}}
 
-    class HeatClient:
+    class OpenstackClients:     # what Tacker's HeatClient wraps
         def __init__(self, auth_attr, region_name=None):
             seen['auth'] = (auth_attr, region_name)
+            self.keystone_session = session.Session()
             self.heat = 'the heatclient'
 
     fakes = {
@@ -86,10 +88,9 @@ def test_client_through_tacker_vim(heat_options, monkeypatch):
             get_admin_context=lambda: 'admin'),
         'tacker.vnfm': types.ModuleType('tacker.vnfm'),
         'tacker.vnfm.vim_client': types.SimpleNamespace(VimClient=VimClient),
-        'tacker.vnfm.infra_drivers': types.ModuleType('x'),
-        'tacker.vnfm.infra_drivers.openstack': types.ModuleType('x'),
-        'tacker.vnfm.infra_drivers.openstack.heat_client':
-            types.SimpleNamespace(HeatClient=HeatClient),
+        'tacker.common': types.ModuleType('tacker.common'),
+        'tacker.common.clients': types.SimpleNamespace(
+            OpenstackClients=OpenstackClients),
     }
     for name, module in fakes.items():
         monkeypatch.setitem(sys.modules, name, module)
@@ -97,12 +98,8 @@ def test_client_through_tacker_vim(heat_options, monkeypatch):
             ('tacker', 'tacker.context', 'context'),
             ('tacker', 'tacker.vnfm', 'vnfm'),
             ('tacker.vnfm', 'tacker.vnfm.vim_client', 'vim_client'),
-            ('tacker.vnfm', 'tacker.vnfm.infra_drivers', 'infra_drivers'),
-            ('tacker.vnfm.infra_drivers',
-             'tacker.vnfm.infra_drivers.openstack', 'openstack'),
-            ('tacker.vnfm.infra_drivers.openstack',
-             'tacker.vnfm.infra_drivers.openstack.heat_client',
-             'heat_client')):
+            ('tacker', 'tacker.common', 'common'),
+            ('tacker.common', 'tacker.common.clients', 'clients')):
         setattr(fakes[parent], attr, fakes[child])
     connections = [
         types.SimpleNamespace(vim_id='k8s-vim', vim_type='kubernetes',
