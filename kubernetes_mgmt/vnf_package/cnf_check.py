@@ -6,23 +6,27 @@ Kubernetes objects, and their namespaces agree with the request's.
 from __future__ import annotations
 
 import json
+import posixpath
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from kubernetes_mgmt.cnf import plan
 from kubernetes_mgmt.errors import ValidationError
-from kubernetes_mgmt.vnf_package.csar import Csar, unsafe_name
+from kubernetes_mgmt.vnf_package.csar import Csar
 
 
-def _unpack(csar: Csar, root: Path) -> None:
-    # The driver reads the files from the unpacked package; so do we.
-    for name in csar.names:
-        if unsafe_name(name) or name.endswith('/'):
-            continue
-        target = root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(csar.read(name))
+def _unpack(csar: Csar, root: Path, params: Any) -> None:
+    """The files the request names, where the driver reads them: under
+    the unpacked package (``root``). The driver's own check reports a
+    name that leaves the package or is not in it."""
+    files = params.get('lcm-kubernetes-def-files') \
+        if isinstance(params, dict) else None
+    for value in files if isinstance(files, list) else []:
+        name = posixpath.normpath(value) if isinstance(value, str) else ''
+        if csar.has(name) and not (root / name).exists():
+            csar.extract(name, root)
 
 
 def check(csar: Csar, requests: Iterable[Path]
@@ -30,11 +34,11 @@ def check(csar: Csar, requests: Iterable[Path]
     """(names of the requests checked, one line per problem)."""
     checked, problems = [], []
     with tempfile.TemporaryDirectory(prefix='cnf-package-') as tmp:
-        _unpack(csar, Path(tmp))
         for path in requests:
             params = json.loads(path.read_text(encoding='utf-8-sig')).get(
                 'additionalParams') or {}
             checked.append(path.name)
+            _unpack(csar, Path(tmp), params)
             try:
                 plan.build(Path(tmp), params)
             except ValidationError as exc:

@@ -1,6 +1,12 @@
-"""Reading a CSAR for verification, without extracting it."""
+"""Reading a CSAR for verification, without extracting it.
+
+Opening one checks every entry first (``zipcheck``): an archive with an
+unsafe entry is refused before any member is read, so nothing that
+follows can write outside its own directory.
+"""
 from __future__ import annotations
 
+import os
 import posixpath
 import zipfile
 import zlib
@@ -9,14 +15,25 @@ from typing import Any
 
 import yaml
 
+from kubernetes_mgmt.vnf_package import zipcheck
 from kubernetes_mgmt.vnf_package.digest import ALGORITHMS, digests
 
 # What reading a damaged member raises (bad CRC, truncated, bad deflate).
 _DAMAGED = (zipfile.BadZipFile, zlib.error, OSError, EOFError)
+# Members read whole are YAML, scripts, Python: far below this.
+READ_LIMIT = 64 << 20
 
 
 class Unreadable(Exception):
     """The file cannot be read as a zip archive; one-line message."""
+
+
+class Refused(Exception):
+    """The archive has unsafe entries: ``problems``, one line each."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__('; '.join(problems))
+        self.problems = problems
 
 
 class Csar:
@@ -37,6 +54,10 @@ class Csar:
         except OSError as exc:
             raise Unreadable(f'cannot read {self.path}: '
                              f'{exc.strerror or exc}') from None
+        refusals = zipcheck.refusals(self._zip.infolist())
+        if refusals:
+            self._zip.close()
+            raise Refused(refusals)
         self.names = sorted(i.filename for i in self._zip.infolist()
                             if not i.is_dir())
         self._known = set(self.names)
@@ -51,11 +72,29 @@ class Csar:
         return name in self._known
 
     def read(self, name: str) -> bytes:
+        size = self._zip.getinfo(name).file_size
+        if size > READ_LIMIT:
+            raise Unreadable(f'{self.path}: {name} declares {size} bytes, '
+                             f'more than the {READ_LIMIT >> 20} MiB the '
+                             'verifier reads of a text member')
         try:
             return self._zip.read(name)
         except _DAMAGED as exc:
             raise Unreadable(f'{self.path}: {name} is corrupt: '
                              f'{exc}') from None
+
+    def extract(self, name: str, root: Path) -> Path:
+        """Write member ``name`` under ``root`` (a directory the caller
+        owns) and return its path; never follows or replaces a link."""
+        target = root.joinpath(*name.split('/'))
+        if not target.resolve().is_relative_to(root.resolve()):
+            raise Unreadable(f'{self.path}: {name} would be written '
+                             f'outside {root}')
+        target.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        with os.fdopen(os.open(target, flags, 0o600), 'wb') as out:
+            out.write(self.read(name))
+        return target
 
     def digest(self, name: str, algorithm: str) -> str:
         """Hex digest of a member; ``algorithm`` as in TOSCA.meta."""
@@ -77,13 +116,6 @@ class Csar:
             problem = getattr(exc, 'problem', None) or 'invalid YAML'
             raise ValueError(f'{name} is not valid YAML{where}: '
                              f'{problem}') from None
-
-
-def unsafe_name(name: str) -> bool:
-    """Absolute or escaping member names (Tacker refuses those too)."""
-    normal = posixpath.normpath(name)
-    return (name.startswith('/') or '\\' in name or normal == '..'
-            or normal.startswith('../'))
 
 
 def resolve(base_dir: str, reference: str) -> str | None:

@@ -8,10 +8,14 @@ VNFD, that ``Scripts/kubernetes_mgmt.py`` is the installed driver module
 API, that the VNFD's LCM script is this plugin's and nothing beside it
 shadows the plugin, that each install script a request
 names speaks this plugin's contract version (the driver refuses it
-otherwise), that the user data class imports,
+otherwise), that the user data class is one Tacker can call (read, never
+run),
 that each PV manifest a request registers is one NFS PersistentVolume on a
 path the request exports, and, where ``kubernetes-validate`` is installed,
 the Kubernetes manifests.
+
+An archive with an unsafe entry (an absolute or ``..`` name, a link, a
+name given twice, a forged size) is refused before anything else is read.
 
 A CNF package (no BaseHOT and no Mgmt Driver: Tacker's Kubernetes infra
 driver deploys it) is checked against the CNF request samples instead:
@@ -36,7 +40,7 @@ from kubernetes_mgmt.vnf_package import (
     userdata_check,
     vnfd,
 )
-from kubernetes_mgmt.vnf_package.csar import Csar, Unreadable, unsafe_name
+from kubernetes_mgmt.vnf_package.csar import Csar, Refused, Unreadable
 
 __all__ = ['Unreadable', 'VerifyResult', 'verify']
 
@@ -54,7 +58,6 @@ class VerifyResult:
     requests: list[str] = field(default_factory=list)
     user_data: list[str] = field(default_factory=list)
     scripts: list[str] = field(default_factory=list)  # of our contract
-    tacker_stubbed: bool = False
     manifests: int | None = None    # None: validator not installed
     cnf: bool = False               # no VMs, no Mgmt Driver
     v2: bool = False                # an LCM script for Tacker's v2 API
@@ -78,9 +81,8 @@ class VerifyResult:
             f'  requests:   {", ".join(self.requests) or "none"}',
             f'  scripts:    {", ".join(self.scripts) or "none"} '
             f'(install-script contract {install_script.CONTRACT_VERSION})',
-            f'  user data:  {", ".join(self.user_data) or "none"} imports'
-            + (' (with stand-ins for Tacker, which is not installed)'
-               if self.tacker_stubbed else ''),
+            f'  user data:  {", ".join(self.user_data) or "none"} '
+            "(read, not run: Tacker's base, the methods Tacker calls)",
         ]
         return [*lines, self._manifests_line()]
 
@@ -108,10 +110,13 @@ def verify(path: Path, extra_requests: Iterable[Path] = ()) -> VerifyResult:
     """Check the CSAR at ``path``; Unreadable if it cannot be opened."""
     extra_requests = list(extra_requests)
     result = VerifyResult(Path(path))
-    with Csar(Path(path)) as csar:
+    try:
+        csar = Csar(Path(path))
+    except Refused as exc:
+        result.add(exc.problems)
+        return result
+    with csar:
         result.files = len(csar.names)
-        result.add(f'{name}: unsafe path in the archive'
-                   for name in csar.names if unsafe_name(name))
         tosca_meta = _check_meta(csar, result)
         if tosca_meta is None or not tosca_meta.entry_definitions:
             return result
@@ -311,10 +316,9 @@ def _check_script(csar: Csar, path: str, result: VerifyResult) -> None:
 
 def _check_user_data(csar: Csar, user_data: request_refs.UserData,
                      result: VerifyResult) -> None:
-    problem, stubbed = userdata_check.check(csar, user_data, result.v2)
-    result.tacker_stubbed |= stubbed
-    if problem:
-        result.add([problem])
+    problems = userdata_check.check(csar, user_data, result.v2)
+    if problems:
+        result.add(problems)
     else:
         result.user_data.append(
             f'{user_data.path} ({user_data.class_name})')

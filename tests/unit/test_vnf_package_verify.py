@@ -81,7 +81,9 @@ def test_good_package(capsys, built_package):
                      'flavours:   simple, complex, podaffinity',
                      f'{layout.DRIVER_FILE} is the installed module',
                      ', '.join(request_file(r) for r in REQUESTS),
-                     f'{USER_DATA} (KubernetesClusterUserData) imports',
+                     f'user data:  {USER_DATA} (KubernetesClusterUserData) '
+                     "(read, not run: Tacker's base, the methods Tacker "
+                     'calls)',
                      '3 Kubernetes manifest file(s)'):
         assert expected in out
 
@@ -242,14 +244,17 @@ def test_broken_user_data_class(capsys, tmp_path, built_package):
         'KubernetesClusterUserData' for name in ('complex',)]
 
 
-def test_user_data_that_does_not_import(capsys, tmp_path, built_package):
-    bad = rewrite(built_package, tmp_path / 'ud.zip',
-                  {USER_DATA: b'import no_such_module_anywhere\n'})
+def test_user_data_importing_what_the_package_lacks(capsys, tmp_path,
+                                                    built_package):
+    source = b'import UserData.no_such_helper\n' + read(built_package,
+                                                        USER_DATA)
+    bad = rewrite(built_package, tmp_path / 'ud.zip', {USER_DATA: source})
     status, _, err = verify(capsys, str(bad))
     assert status == 1
-    [problem] = problems(err)
-    assert problem.endswith("importing it fails: ModuleNotFoundError: No "
-                            "module named 'no_such_module_anywhere'")
+    assert problems(err) == [
+        f'complex_kubernetes_param_file.json: {USER_DATA} '
+        f'(KubernetesClusterUserData): {USER_DATA}:1: imports '
+        'UserData.no_such_helper, which is not in the package']
 
 
 def test_sample_zipped_without_build(capsys, tmp_path, built_package):
