@@ -22,8 +22,9 @@ class VimRegistry(Protocol):
         """The VIM with this id, or None."""
 
     def register(self, context: Any, spec: VimSpec) -> VimRecord:
-        """Register ``spec``; reuse a VIM with the same name and URL;
-        refuse (VimError) one with the same name and another URL."""
+        """Register ``spec``; reuse a VIM with the same name, URL and
+        CA certificate; refuse (VimError) one with the same name and
+        another URL or CA (``model.reuse``)."""
 
     def delete(self, context: Any, vim_id: str) -> None:
         """Delete the VIM; a missing VIM is not an error."""

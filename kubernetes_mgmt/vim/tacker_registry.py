@@ -14,6 +14,9 @@ Facts from Tacker 16.0.0:
 - ``get_vims(context, filters={'name': name, 'tenant_id': ...})``
   filters columns with ``column.in_([value])``: values are plain, not
   lists. Soft-deleted VIMs are left out; names are unique per project.
+- ``VimClient().get_vim(context, vim_id)`` returns the VIM's
+  ``vim_auth`` decrypted (bearer token and ``ssl_ca_cert`` are stored
+  fernet-encrypted): the CA of an existing VIM is read there.
 - ``delete_vim`` raises ``VimNotFoundException`` for a missing VIM and
   ``VimInUseException`` while a legacy VNF uses it; it does not look at
   v1 VNF instances, which is what ``in_use`` is for.
@@ -149,7 +152,8 @@ class TackerVimRegistry:
         if existing is not None:
             LOG.info('VIM %s exists (%s); checking it is this cluster',
                      spec.name, existing.id)
-            return reuse(existing, spec)
+            return reuse(existing, spec,
+                         self._stored_ca(context, existing.id))
         try:
             created = self._plugin().create_vim(context,
                                                 vim_body(context, spec))
@@ -157,7 +161,7 @@ class TackerVimRegistry:
             # Another operation may have registered it meanwhile.
             raced = self._find(context, spec.name, tenant)
             if raced is not None:
-                return reuse(raced, spec)
+                return reuse(raced, spec, self._stored_ca(context, raced.id))
             # Not chained: Tacker logs causes unredacted.
             raise VimError(f'Tacker did not register VIM {spec.name!r} '
                            f'for {spec.auth_url}: '
@@ -165,6 +169,20 @@ class TackerVimRegistry:
         LOG.info('registered VIM %s (%s) for %s', spec.name,
                  created['id'], spec.auth_url)
         return _record(created)
+
+    def _stored_ca(self, context: Any, vim_id: str) -> str | None:
+        """The CA certificate stored with the VIM, decrypted as Tacker
+        decrypts it for its own drivers (``VimClient``)."""
+        from tacker.vnfm import vim_client
+        try:
+            auth = vim_client.VimClient().get_vim(context, vim_id)[
+                'vim_auth']
+        except Exception as exc:
+            raise VimError(f'cannot read the CA certificate of VIM '
+                           f'{vim_id} to check that it is this '
+                           f'cluster\'s: {redact.redact(exc)}') from None
+        redact.register(auth.get('bearer_token'), auth.get('password'))
+        return auth.get('ssl_ca_cert')
 
     def delete(self, context: Any, vim_id: str) -> None:
         not_found, in_use = _nfvo_exceptions()

@@ -65,16 +65,17 @@ class FileVimRegistry:
         return _record(entry) if entry else None
 
     def register(self, context: Any, spec: VimSpec) -> VimRecord:
-        existing = self.find(context, spec.name)
+        existing = self._named(self._load(), spec.name)
         if existing is not None:
-            return reuse(existing, spec)
+            return reuse(_record(existing), spec,
+                         existing.get('ssl_ca_cert'))
         # Outside the lock: the check may take up to its deadline.
         self._check(spec.auth_url, spec.bearer_token, spec.ssl_ca_cert,
                     deadline=self._deadline)
         with self._locked() as data:
             raced = self._named(data, spec.name)
             if raced is not None:
-                return reuse(_record(raced), spec)
+                return reuse(_record(raced), spec, raced.get('ssl_ca_cert'))
             entry = _entry(spec, context)
             data['vims'].append(entry)
         LOG.info('registered VIM %s (%s) for %s in %s', spec.name,

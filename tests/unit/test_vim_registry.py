@@ -318,6 +318,16 @@ class FakeNfvo:
         self.vims[:] = [v for v in self.vims if v['id'] != vim_id]
 
 
+class FakeVimClient:
+    """Tacker's VimClient: a VIM's auth_cred as stored (decrypted)."""
+
+    def get_vim(self, context, vim_id=None, region_name=None):
+        vim = next(v for v in FakeNfvo.vims if v['id'] == vim_id)
+        return {'vim_id': vim_id,
+                'vim_auth': dict(vim.get('auth_cred', {}),
+                                 auth_url=vim['auth_url'])}
+
+
 @pytest.fixture
 def nfvo(monkeypatch):
     """Tacker's NFVO cannot run here (it needs Tacker's database, VIM
@@ -329,8 +339,10 @@ def nfvo(monkeypatch):
     modules = {name: types.ModuleType(name) for name in (
         'tacker', 'tacker.nfvo', 'tacker.nfvo.nfvo_plugin',
         'tacker.extensions', 'tacker.extensions.nfvo', 'tacker.objects',
-        'tacker.sol_refactored', 'tacker.sol_refactored.objects')}
+        'tacker.sol_refactored', 'tacker.sol_refactored.objects',
+        'tacker.vnfm', 'tacker.vnfm.vim_client')}
     modules['tacker.nfvo.nfvo_plugin'].NfvoPlugin = FakeNfvo
+    modules['tacker.vnfm.vim_client'].VimClient = FakeVimClient
     modules['tacker.extensions.nfvo'].VimNotFoundException = NotFound
     modules['tacker.extensions.nfvo'].VimInUseException = InUse
     for name, module in modules.items():
@@ -482,3 +494,71 @@ def test_add_vim_connection_never_duplicates():
     assert remove_vim_connection(instance, 'vim-1') is True
     assert remove_vim_connection(instance, 'vim-1') is False
     assert instance.vim_connection_info == [openstack]
+
+
+# -- reuse only with the cluster's CA --------------------------------------
+
+def _flattened(pem: str) -> str:
+    """The PEM as Tacker may store it: newlines turned into spaces."""
+    return pem.replace('\n', ' ')
+
+
+def test_file_registry_reuses_a_vim_whose_ca_is_the_clusters(registry, api):
+    first = registry.register(CONTEXT, spec(api))
+    # The same certificate, its PEM rewritten, is the same CA.
+    again = VimSpec(name='cluster-a', auth_url=api.url, bearer_token=TOKEN,
+                    ssl_ca_cert=_flattened(api.ca_pem))
+    assert registry.register(CONTEXT, again) == first
+    assert registry.records() == [first]
+
+
+def test_file_registry_refuses_a_vim_of_another_ca(registry, api, tmp_path):
+    first = registry.register(CONTEXT, spec(api))
+    before = registry.credentials(first.id)
+    other_ca = make_pki(str(tmp_path)).ca_pem
+    with pytest.raises(VimError) as err:
+        registry.register(CONTEXT, VimSpec(
+            name='cluster-a', auth_url=api.url, bearer_token='new-token-1',
+            ssl_ca_cert=other_ca))
+    message = str(err.value)
+    assert f"a VIM named 'cluster-a' already exists ({first.id}) for " \
+        f'{api.url}, but its CA certificate (ssl_ca_cert) is not this ' \
+        "cluster's" in message
+    assert f'openstack vim delete {first.id}' in message
+    assert 'another vim_name' in message
+    assert TOKEN not in message and 'new-token-1' not in message
+    assert registry.records() == [first]
+    assert registry.credentials(first.id) == before
+
+
+def test_tacker_registry_reuses_only_with_the_same_ca(nfvo):
+    registry = TackerVimRegistry()
+    vim = VimSpec('k8s-vim', 'https://10.0.0.10:6443', TOKEN,
+                  '-----BEGIN CERTIFICATE-----\nQUJD\nREVG\n'
+                  '-----END CERTIFICATE-----\n')
+    first = registry.register(CONTEXT, vim)
+    flattened = VimSpec('k8s-vim', vim.auth_url, TOKEN,
+                        _flattened(vim.ssl_ca_cert))
+    assert registry.register(CONTEXT, flattened) == first
+    rebuilt = VimSpec('k8s-vim', vim.auth_url, TOKEN,
+                      '-----BEGIN CERTIFICATE-----\nWFla\n'
+                      '-----END CERTIFICATE-----\n')
+    with pytest.raises(VimError, match=r'\(vim-0\) for https://10\.0\.0\.10'
+                                       r':6443, but its CA certificate'):
+        registry.register(CONTEXT, rebuilt)
+    assert len(FakeNfvo.created) == 1
+
+
+def test_tacker_registry_that_cannot_read_the_ca_says_so(nfvo, monkeypatch):
+    registry = TackerVimRegistry()
+    vim = VimSpec('k8s-vim', 'https://10.0.0.10:6443', TOKEN, 'CA')
+    registry.register(CONTEXT, vim)
+
+    def no_key(self, context, vim_id=None, region_name=None):
+        raise RuntimeError(f'cannot decrypt with barbican for {vim_id}')
+
+    monkeypatch.setattr(FakeVimClient, 'get_vim', no_key)
+    with pytest.raises(VimError, match='cannot read the CA certificate of '
+                                       'VIM vim-0 to check'):
+        registry.register(CONTEXT, vim)
+    assert len(FakeNfvo.created) == 1
