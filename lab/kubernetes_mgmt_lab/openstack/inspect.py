@@ -3,6 +3,7 @@ about one VNF, gathered for checks that they agree."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from kubernetes_mgmt_lab import hosts
@@ -79,6 +80,27 @@ def node_ips(view: ClusterView) -> dict[str, str]:
             if addr['type'] == 'InternalIP':
                 found[node['metadata']['name']] = addr['address']
     return found
+
+
+# sshd's line for a login it let in (LogLevel INFO).
+_ACCEPTED = re.compile(r'Accepted (\S+) for (\S+) from \S+ port \d+ \S+'
+                       r'(?:: (\S+) (SHA256:\S+))?')
+
+
+@dataclass(frozen=True)
+class Login:
+    """A login the VM's sshd accepted: how, who, and with which key."""
+
+    method: str                 # publickey, password ...
+    user: str
+    fingerprint: str | None = None
+
+
+def logins(root: Root, vnfc: Vnfc) -> list[Login]:
+    """Every login the sshd of the VNFC's VM has accepted."""
+    text = read_in_vm(root, vnfc, hosts.SSHD_LOG) or ''
+    return [Login(m.group(1), m.group(2), m.group(4))
+            for m in map(_ACCEPTED.search, text.splitlines()) if m]
 
 
 def read_in_vm(root: Root, vnfc: Vnfc, path: str) -> str | None:
