@@ -679,3 +679,15 @@ def test_user_data_keeps_a_port_an_unconditional_resource_uses(user_data):
         'properties': {'network': {'get_param': [
             'nfv', 'CP', STORAGE_CP, 'network']}}}
     assert user_data._storage_only_cps(top, False) == set()
+
+
+def test_no_top_template_says_the_word_tacker_takes_for_a_dict():
+    """Tacker 16's v1 HeatClient.create checks ``'password' in
+    fields['template']`` on the template *text* and then indexes that
+    text like a dict: a top-level BaseHOT with the word anywhere, even in
+    a description, fails every instantiate ("string indices must be
+    integers")."""
+    tops = sorted(SAMPLE.glob('BaseHOT/*/*.yaml'))
+    assert len(tops) == 3
+    for path in tops:
+        assert 'password' not in path.read_text(encoding='utf-8'), path
