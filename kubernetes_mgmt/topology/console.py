@@ -69,8 +69,13 @@ def _region_of(http: Any) -> str | None:
     url = (getattr(http, 'endpoint_override', None) or '').rstrip('/')
     if not url:
         return None
+    session = http.session
+    while isinstance(session, adapter.Adapter):    # Tacker wraps its own
+        session = session.session
+    if session.auth is None:
+        return None
     try:
-        access = http.session.auth.get_access(http.session)
+        access = session.auth.get_access(session)
         endpoints = access.service_catalog.get_endpoints(
             service_type='orchestration')
     except ks_exceptions.ClientException as exc:
