@@ -20,6 +20,7 @@ import copy
 import hashlib
 import types
 import uuid
+from types import SimpleNamespace
 from unittest import mock
 
 import pytest
@@ -218,6 +219,8 @@ def stack(vnfd_in_db, tacker_context, tacker_request, request_body):
         assert len(FakeHeat.created) == 1
         glance_ids = {node: resources[0].resource_identifier
                       for node, resources in grant.items()}
+        run.last = SimpleNamespace(instance=instance, request=request,
+                                   vnf_dict=vnf_dict, flavour_id=flavour_id)
         return FakeHeat.created[0], glance_ids
     return run
 
@@ -373,3 +376,39 @@ def test_every_vm_gets_the_user_data_with_the_drivers_key(stack, name):
             servers += 1
             assert props['user_data'] == {'get_param': user_data.PARAMETER}
     assert servers >= 2
+
+
+def test_a_heal_gives_heat_the_user_data_instantiate_gave(stack,
+                                                          tacker_context):
+    """Tacker keeps instantiate's stack parameters as the repr of their
+    dict and reads them back with yaml.safe_load on a VNFC heal (and a
+    scale rollback), which mangles every newline of the user data; a
+    changed user data makes Heat replace every server of the stack. The
+    package's user data puts back what the request stored."""
+    from tacker import objects
+    from tacker.vnfm.infra_drivers.openstack import openstack
+
+    from kubernetes_mgmt.remote import user_data
+
+    created, _ = stack('complex_kubernetes_param_file.json',
+                       driver_first=True)
+    last = stack.last
+    sent = created['parameters'][user_data.PARAMETER]
+    # As VnfLcmDriver keeps them (vnf attributes 'stack_param') and
+    # vnflcm utils' get_stack_param reads them on a heal.
+    reread = yaml.safe_load(str(created['parameters']))
+    assert reread[user_data.PARAMETER] != sent
+    info = objects.InstantiatedVnfInfo(
+        flavour_id=last.flavour_id, vnfc_resource_info=[],
+        additional_params=dict(last.request.additional_params))
+    vnf = {'vnfd_id': last.instance.vnfd_id,
+           'vnfd': last.vnf_dict['vnfd']}
+    # The heal method reads the instance's Glance images from Tacker's
+    # database, which this suite has none of: the instance has none.
+    with mock.patch.object(objects.VnfResourceList,
+                           'get_by_vnf_instance_id', return_value=[]):
+        params = openstack.OpenStack()._stack_param_update(
+            tacker_context, info, vnf, last.instance,
+            objects.HealVnfRequest(vnfc_instance_id=[]), reread,
+            info.additional_params, request_type='heal')
+    assert params[user_data.PARAMETER] == sent

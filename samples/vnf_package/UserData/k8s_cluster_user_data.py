@@ -43,6 +43,9 @@ STORAGE_PARAM = 'storage_server_enabled'
 CLUSTER_PARAM_KEYS = ('k8s_cluster_installation_param',
                       'k8sClusterInstallationParam')
 STORAGE_KEYS = ('storage_server', 'storageServer')
+# The Mgmt Driver's cloud-init user data (its login key): a BaseHOT
+# parameter, which its instantiate_start also puts in additionalParams.
+USER_DATA_PARAM = 'kubernetes_mgmt_user_data'
 _SIZE = re.compile(r'\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*')
 # TOSCA scalar-unit.size units, in bytes.
 _UNITS = {'b': 1, 'kb': 10**3, 'kib': 2**10, 'mb': 10**6, 'mib': 2**20,
@@ -92,6 +95,7 @@ class KubernetesClusterUserData(AbstractUserData):
         for vdu in ((param or {}).get('nfv') or {}).get('VDU', {}).values():
             if vdu.get('image') in ids:
                 vdu['image'] = ids[vdu['image']]
+        _keep_user_data(param, inst_vnf_info)
         return param
 
     @staticmethod
@@ -111,7 +115,22 @@ class KubernetesClusterUserData(AbstractUserData):
             base_hot_dict, vnfd_dict, inst_vnf_info)
         capacities[scale_vnf_request.aspect_id] = res_num
         _apply_capacities(param, vnfd_dict, capacities)
+        _keep_user_data(param, inst_vnf_info)
         return param
+
+
+def _keep_user_data(param, inst_vnf_info):
+    """The VMs' user data exactly as instantiate gave it.
+
+    Tacker 16 keeps the stack parameters of instantiate as the Python
+    repr of their dict and reads them back with yaml.safe_load, which
+    leaves each newline of a multi-line value as a backslash and an n: the
+    user data would differ from the stack's, and Heat would replace every
+    server of the stack. The value the request stored is exact."""
+    stored = (getattr(inst_vnf_info, 'additional_params', None)
+              or {}).get(USER_DATA_PARAM)
+    if stored and isinstance(param, dict) and USER_DATA_PARAM in param:
+        param[USER_DATA_PARAM] = stored
 
 
 def _image_ids(vnf_instance):
