@@ -18,6 +18,7 @@ from kubernetes_mgmt import redact
 from kubernetes_mgmt.cluster import (
     credentials,
     etcd,
+    join_tokens,
     node_state,
     placement,
     roles,
@@ -61,6 +62,7 @@ class ClusterSetup:
         self.first = plan.first_master
         self.script = InstallScript(plan.script)
         self.secrets: JoinSecrets | None = None
+        self.made_tokens: list[str] = []   # ids of the bootstrap tokens
         self.vrrp_password: str | None = None
         self.admin: AdminCredentials | None = None
         # Facts each node's prepare printed, for its next decision.
@@ -192,6 +194,28 @@ class ClusterSetup:
                     'before retrying', node.name)
         self.script.run(self.session(node), 'reset', roles.reset(node))
 
+    def delete_join_tokens(self) -> None:
+        """Once the joins of the operation are over: the bootstrap
+        tokens the driver made are deleted through ``first``. Best
+        effort - the joins are done, or failed already - with a warning
+        naming what is left (it expires at its TTL)."""
+        if self.sessions is None:
+            raise MgmtDriverError('no SSH sessions: this setup only plans')
+        try:
+            # A master that went away is not waited for long.
+            deleted = join_tokens.delete_driver_tokens(
+                bystander_session(self.sessions, self.first),
+                self.made_tokens)
+        except MgmtDriverError as error:
+            LOG.warning('%s %s: bootstrap tokens not deleted through %s: '
+                        '%s; they expire by themselves (kubeadm token '
+                        'list shows them)', self.progress.operation,
+                        self.progress.instance_id, self.first.name, error)
+            return
+        if deleted:
+            LOG.info('[%s] bootstrap token(s) %s deleted', self.first.name,
+                     ', '.join(deleted))
+
     # -- the cluster as a whole --------------------------------------------
 
     def wait_ready(self, nodes: Sequence[Node]) -> None:
@@ -260,8 +284,9 @@ class ClusterSetup:
         return self.sessions.get(node.endpoint)
 
     def _new_secrets(self) -> JoinSecrets:
-        return JoinSecrets(credentials.bootstrap_token(),
-                           credentials.certificate_key())
+        token = credentials.bootstrap_token()
+        self.made_tokens.append(token.split('.')[0])
+        return JoinSecrets(token, credentials.certificate_key())
 
     def _keepalived_conf(self, node: Node) -> str:
         """The file as it is on the master, or '' if it has none."""

@@ -246,8 +246,9 @@ def heal_end(context: Any, vnf_instance: Any, vnfc_ids: Sequence[str],
     # A rebuilt VM is a new Nova server: its key is the one it publishes.
     with op.sessions() as sessions:
         setup = ClusterSetup(plan, sessions, op.progress)
-        op.run(heal_end_graph(op, setup, nodes, moved, labels,
-                              storage_server=bool(server)))
+        with steps.tokens_deleted_on_failure(setup):
+            op.run(heal_end_graph(op, setup, nodes, moved, labels,
+                                  storage_server=bool(server)))
     for vnfc_id, node in healed:
         for server_id, record in list(op.state.node_records().items()):
             if record.name == node.name:
@@ -294,6 +295,7 @@ def _rejoin(graph: Graph, setup: ClusterSetup, helper: Step,
     credentials = steps.refresh_join(graph, setup, [helper])
     joined = steps.joins(graph, setup, _masters_first(nodes), credentials,
                          cleared)
+    steps.delete_join_tokens(graph, setup, [credentials, *joined])
     ready = steps.wait_ready(graph, setup, nodes, joined)
     masters = [n for n in nodes if n.host.role is Role.MASTER]
     if masters and plan.ha:

@@ -100,6 +100,7 @@ def install_graph(operation: str, setup: ClusterSetup,
         graph, setup, [prepared[plan.first_master.name], *lbs.values()])
     joined = steps.joins(graph, setup, [*plan.masters[1:], *plan.workers],
                          credentials, {**prepared, **lbs})
+    steps.delete_join_tokens(graph, setup, [credentials, *joined])
     ready = steps.wait_ready(graph, setup, plan.nodes,
                              [credentials, *joined])
     graph.add('read Kubernetes version', CLUSTER,

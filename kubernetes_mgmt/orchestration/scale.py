@@ -85,8 +85,9 @@ def scale_out(context: Any, vnf_instance: Any, request: Any,
     # Known before any host is touched: a rollback finds them.
     op.remember(new)
     with op.sessions() as sessions:
-        op.run(scale_out_graph(op, ClusterSetup(plan, sessions, op.progress),
-                               new, labels))
+        setup = ClusterSetup(plan, sessions, op.progress)
+        with steps.tokens_deleted_on_failure(setup):
+            op.run(scale_out_graph(op, setup, new, labels))
     return op.finish()
 
 
@@ -101,6 +102,7 @@ def scale_out_graph(op: Day2, setup: ClusterSetup, new: Sequence[Node],
     prepared = steps.prepare(graph, setup, new)
     credentials = steps.refresh_join(graph, setup, [helper])
     joined = steps.joins(graph, setup, new, credentials, prepared)
+    steps.delete_join_tokens(graph, setup, [credentials, *joined])
     ready = steps.wait_ready(graph, setup, new, joined)
     steps.label_nodes(graph, setup, labels, [ready])
     steps.bystander_hosts(graph, setup,

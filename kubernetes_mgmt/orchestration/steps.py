@@ -9,15 +9,18 @@ etcd) in the order of the masters.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from kubernetes_mgmt import redact
 from kubernetes_mgmt.cluster.plan import Node
 from kubernetes_mgmt.orchestration import storage
 from kubernetes_mgmt.orchestration.cluster_setup import ClusterSetup
 from kubernetes_mgmt.orchestration.graph import CLUSTER, Graph, Step
 from kubernetes_mgmt.topology.model import Role
 
+LOG = redact.get_logger(__name__)
 ETCD = 'etcd'   # the serial group of control-plane membership changes
 
 
@@ -88,6 +91,33 @@ def joins(graph: Graph, setup: ClusterSetup, nodes: Sequence[Node],
             previous_master = step
         steps.append(step)
     return steps
+
+
+def delete_join_tokens(graph: Graph, setup: ClusterSetup,
+                       joins: Sequence[Step | None]) -> Step:
+    """Once every join of the operation is done (``joins``: the join
+    steps and the step that made the credentials), the bootstrap tokens
+    the driver made are deleted: kubeadm would keep them for their TTL.
+    Should a join fail, ``tokens_deleted_on_failure`` does it instead."""
+    return graph.add('delete bootstrap tokens', CLUSTER,
+                     lambda _: setup.delete_join_tokens(), needs=joins)
+
+
+@contextlib.contextmanager
+def tokens_deleted_on_failure(setup: ClusterSetup) -> Iterator[None]:
+    """Around the run of an operation's graph: when it fails after join
+    credentials were made, the bootstrap tokens are deleted all the same
+    (the graph's own step needs every join to have succeeded). A retry
+    makes new ones."""
+    try:
+        yield
+    except Exception:
+        if setup.made_tokens and setup.sessions is not None:
+            try:
+                setup.delete_join_tokens()
+            except Exception:   # never hide the operation's own error
+                LOG.exception('deleting the bootstrap tokens failed')
+        raise
 
 
 def wait_ready(graph: Graph, setup: ClusterSetup, nodes: Sequence[Node],

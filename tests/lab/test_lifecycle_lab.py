@@ -152,6 +152,20 @@ def kube_events(lab, node: str) -> list[str]:
             and node in e['argv'][4:]]
 
 
+def bootstrap_tokens(lab) -> list[str]:
+    """``kubeadm token list`` on a master, as an operator runs it: the
+    tokens a node could still join with."""
+    master = next(h for h in lab.state.hosts if h.role == 'master')
+    result = lab.run_in_host(master.name, [
+        'kubeadm', 'token', 'list', '--kubeconfig', ADMIN_CONF])
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+def tokens_ever(lab) -> int:
+    return len(view(lab).join_secrets_ever()[0])
+
+
 def apply(lab, instance, manifest: list[dict]) -> None:
     master = lab.state.hosts[0].name
     text = yaml.safe_dump_all(manifest)
@@ -166,11 +180,15 @@ def apply(lab, instance, manifest: list[dict]) -> None:
 def test_scale_out_by_two_then_in_by_one(ha_lab):
     lab, instance = ha_lab
     before = expected_nodes(lab)
+    # instantiate deleted the token its joins used
+    assert tokens_ever(lab) >= 1 and bootstrap_tokens(lab) == []
 
+    made = tokens_ever(lab)
     started = time.monotonic()
     new = driving.scale_out(lab, instance, 2)
     out_seconds = time.monotonic() - started
     assert len(new) == 2
+    assert tokens_ever(lab) > made and bootstrap_tokens(lab) == []
     assert expected_nodes(lab) == before | {node_name(h) for h in new}
     assert_cluster_matches_lab(lab, instance)
     assert_hosts_files(lab)      # old nodes know the new ones, and back
@@ -252,6 +270,7 @@ def test_scale_out_rollback_removes_half_joined_nodes(ha_lab):
     new = driving.add_workers(lab, instance, 2)
     inject_fault(lab.state.cluster_dir, new[1].name, 'kubeadm join',
                  'injected: join refused')
+    made = tokens_ever(lab)
     with pytest.raises(MgmtDriverError, match='injected: join refused'):
         driving.hook('scale_end', instance,
                      scale_vnf_request=driving.scale_request('SCALE_OUT', 2),
@@ -259,6 +278,8 @@ def test_scale_out_rollback_removes_half_joined_nodes(ha_lab):
                      vnf=driving.vnf_dict(instance))
     joined = node_name(new[0])
     assert joined in view(lab).node_names()     # half of it worked
+    # The failed operation's token is gone all the same.
+    assert tokens_ever(lab) > made and bootstrap_tokens(lab) == []
 
     driving.rollback_scale_out(lab, instance, new)
     assert set(view(lab).node_names()) == before == expected_nodes(lab)
@@ -436,6 +457,7 @@ def test_heal_of_a_worker(ha_lab):
     assert recent[:3] == [(helper, 'cordon'), (helper, 'drain'),
                           (helper, 'delete')]
     assert (healed.name, 'kubeadm join') in recent[3:]
+    assert bootstrap_tokens(lab) == []
 
 
 def test_heal_of_the_whole_vnf_reinstalls_and_registers_again(ha_lab):
@@ -445,6 +467,7 @@ def test_heal_of_the_whole_vnf_reinstalls_and_registers_again(ha_lab):
     driving.heal_whole(lab, instance)
     assert lab.state.stack_id != old_stack
     assert_cluster_matches_lab(lab, instance)
+    assert bootstrap_tokens(lab) == []
     state = driving.stored_state(lab, instance)
     assert state.stack_id == lab.state.stack_id
     records = registry(lab).records()
