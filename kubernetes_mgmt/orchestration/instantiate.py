@@ -71,9 +71,10 @@ def instantiate(context: Any, vnf_instance: Any, params: ClusterParams,
             progress.sessions = sessions
             setup = ClusterSetup(plan, sessions, progress, installs=True)
             graph = install_graph(operation, setup, labels, state, register)
-            engine.run(graph, progress,
-                       parallel=CONF.kubernetes_mgmt.max_parallel_hosts,
-                       on_settled=checkpoint)
+            with steps.tokens_deleted_on_failure(setup):
+                engine.run(graph, progress,
+                           parallel=CONF.kubernetes_mgmt.max_parallel_hosts,
+                           on_settled=checkpoint)
     finally:
         # Keep what was learnt even when a step failed: a re-run then
         # checks the same host keys and builds the same cluster.

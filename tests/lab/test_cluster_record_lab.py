@@ -128,8 +128,9 @@ def _edits(lab):
     worker = next(h for h in lab.state.hosts if h.role == 'worker')
     return [
         (lambda s: s['host_keys'].update(
-            {worker.ip: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAttacker'}),
-         f"host_keys['{worker.ip}']", _heal_start),
+            {worker.server_id:
+             'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAttacker'}),
+         f"host_keys['{worker.server_id}']", _heal_start),
         (lambda s: s.update(vim_id='11111111-2222-3333-4444-555555555555'),
          'vim_id', _terminate_end),
         (lambda s: s['healing'].update({'vnfc-x': {

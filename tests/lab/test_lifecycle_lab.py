@@ -95,9 +95,11 @@ def assert_cluster_matches_lab(lab, instance) -> None:
     state = driving.stored_state(lab, instance)
     assert {sid: r.name for sid, r in state.node_records().items()} == \
         {h.server_id: node_name(h) for h in lab.state.hosts}
-    assert set(state.host_keys) == {h.ip for h in lab.state.hosts}
+    # Keys by Nova server: a new VM on an old address is not its
+    # predecessor.
+    assert set(state.host_keys) == {h.server_id for h in lab.state.hosts}
     for host in lab.state.hosts:
-        kind, blob = state.host_keys[host.ip].split()
+        kind, blob = state.host_keys[host.server_id].split()
         assert lab.host_public_keys(host.name)[kind] == blob
     assert not state.healing
 
