@@ -20,7 +20,8 @@ class NodeGroupParams:
     ssh_cp_name: str
     nic_cp_name: str
     username: str
-    password: str = field(repr=False)
+    # None: the driver's own key only (the VMs took the user data).
+    password: str | None = field(default=None, repr=False)
     aspect_id: str | None = None
 
 
@@ -59,7 +60,7 @@ class NfsExport:
 class StorageServerParams:
     ssh_cp_name: str
     username: str
-    password: str = field(repr=False)
+    password: str | None = field(default=None, repr=False)
     volumes: tuple[VolumeSetup, ...] = ()
     exports: tuple[NfsExport, ...] = ()
 

@@ -70,9 +70,12 @@ _NODE_COMMON = {
     'ssh_cp_name': _text('name of the port whose IP is used for SSH'),
     'nic_cp_name': _text('name of the port whose IP the cluster uses'),
     'username': _text('user name for SSH to the VMs'),
-    'password': _text('password for SSH to the VMs', PASSWORD_MAX),
+    # Optional: the driver logs in with its own key where the VMs took
+    # the package's user data; the password is the fallback.
+    'password': _text('password for SSH to the VMs (and their sudo), if '
+                      'they do not take the driver\'s key', PASSWORD_MAX),
 }
-_NODE_REQUIRED = ['ssh_cp_name', 'nic_cp_name', 'username', 'password']
+_NODE_REQUIRED = ['ssh_cp_name', 'nic_cp_name', 'username']
 
 MASTER_NODE = _object(
     {**_NODE_COMMON,
@@ -132,7 +135,7 @@ STORAGE_SERVER = _object(
                                             'Cinder volumes to set up'),
      'nfs_server_setup_params': _list_of(NFS_EXPORT,
                                          'directories to export')},
-    ['ssh_cp_name', 'username', 'password', 'cinder_volume_setup_params',
+    ['ssh_cp_name', 'username', 'cinder_volume_setup_params',
      'nfs_server_setup_params'],
     'storage server VM')
 

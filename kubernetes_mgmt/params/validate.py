@@ -348,7 +348,7 @@ def _master(node: dict) -> model.MasterParams:
         ssh_cp_name=node['ssh_cp_name'],
         nic_cp_name=node['nic_cp_name'],
         username=node['username'],
-        password=node['password'],
+        password=node.get('password'),
         aspect_id=node.get('aspect_id'),
         cluster_cp_name=node['cluster_cp_name'],
         pod_cidr=node.get('pod_cidr', model.DEFAULT_POD_CIDR),
@@ -364,7 +364,7 @@ def _worker(node: dict) -> model.NodeGroupParams:
         ssh_cp_name=node['ssh_cp_name'],
         nic_cp_name=node['nic_cp_name'],
         username=node['username'],
-        password=node['password'],
+        password=node.get('password'),
         aspect_id=node.get('aspect_id'),
     )
 
@@ -373,7 +373,7 @@ def _storage(storage: dict) -> model.StorageServerParams:
     return model.StorageServerParams(
         ssh_cp_name=storage['ssh_cp_name'],
         username=storage['username'],
-        password=storage['password'],
+        password=storage.get('password'),
         volumes=tuple(model.VolumeSetup(**entry) for entry
                       in storage['cinder_volume_setup_params']),
         exports=tuple(model.NfsExport(**entry) for entry

@@ -6,6 +6,7 @@ below Heat, the Kubernetes binaries.
 """
 import base64
 import json
+import logging
 import re
 import shutil
 import ssl
@@ -144,8 +145,9 @@ def test_vip_fails_over_when_haproxy_stops(ha):
     lab.run_in_host(holders[0], ['systemctl', 'start', 'haproxy'])
 
 
-def test_failed_join_names_host_and_step_and_rerun_completes(site):
+def test_failed_join_names_host_and_step_and_rerun_completes(site, caplog):
     _require_lab()
+    caplog.set_level(logging.WARNING, 'kubernetes_mgmt.remote.ssh')
     with throwaway_lab(1, 2, site=site) as lab, driving.driver_options(lab):
         victim = lab.state.hosts[2]
         inject_fault(lab.state.cluster_dir, victim.name, 'kubeadm join',
@@ -172,6 +174,11 @@ def test_failed_join_names_host_and_step_and_rerun_completes(site):
         assert not [c for c in commands if c[1] == 'apt-get install']
         joins = [h for h, c in commands if c == 'kubeadm join']
         assert joins == [victim.name]
+    # These VMs took no user data: the request's password logs in, and
+    # each of the two operations says so once, for all its VMs.
+    fallbacks = [r for r in caplog.records
+                 if 'logged in with the VM password' in r.getMessage()]
+    assert len(fallbacks) == 2
 
 
 MIRROR = 'mirror.example:5000/k8s'

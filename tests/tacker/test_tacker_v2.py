@@ -109,9 +109,9 @@ def _instance():
 VM_PASSWORD = secrets.token_hex(8)      # a password of this run
 
 
-def _request(master_password: bool = True):
-    """The complex sample; without ``master_password`` the master's
-    password is missing (the worker's is there)."""
+def _request(master_port: bool = True):
+    """The complex sample (with the VMs' password); without
+    ``master_port`` the master's SSH port name is missing."""
     from tacker.sol_refactored import objects
 
     path = layout.request_v2_samples_dir() / \
@@ -120,8 +120,8 @@ def _request(master_password: bool = True):
     param = body['additionalParams']['k8s_cluster_installation_param']
     for group in ('master_node', 'worker_node'):
         param[group]['password'] = VM_PASSWORD
-    if not master_password:
-        del param['master_node']['password']
+    if not master_port:
+        del param['master_node']['ssh_cp_name']
     return objects.InstantiateVnfRequest.from_dict(body)
 
 
@@ -180,10 +180,10 @@ def test_a_valid_request_passes_and_the_vms_get_the_drivers_key(
 def test_a_bad_request_fails_with_the_driver_message(script_conf, v2_vnfd):
     inst = _instance()
     failed, handling = _run(v2_vnfd, 'instantiate_start',
-                            _request(master_password=False), inst)
+                            _request(master_port=False), inst)
     detail = str(failed.detail)
     assert detail.startswith('instantiate_start failed:')
-    assert 'master_node.password' in detail
+    assert 'master_node.ssh_cp_name' in detail
     # Only the driver's message: no traceback, no library warning.
     assert 'Traceback' not in detail and 'Warning' not in detail
     assert VM_PASSWORD not in detail

@@ -127,11 +127,11 @@ def test_instantiate_start_accepts_a_v2_request_with_user_data():
 def test_instantiate_start_refuses_a_bad_request_before_any_vm():
     request = _v2_instantiate_request()
     param = request['additionalParams']['k8s_cluster_installation_param']
-    del param['worker_node']['password']
+    del param['worker_node']['ssh_cp_name']
     with pytest.raises(ValidationError) as caught:
         operations.run(_call('instantiate_start', request))
     assert 'worker_node' in str(caught.value)
-    assert 'password' in str(caught.value)
+    assert 'ssh_cp_name' in str(caught.value)
 
 
 # -- what has work ------------------------------------------------------------

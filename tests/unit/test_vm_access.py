@@ -257,3 +257,16 @@ def test_v2_instantiate_start_hands_the_user_data_to_the_package(
     expected = identity.public_line(identity.login_key('instance-9'),
                                     'instance-9')
     assert config['users'][1]['ssh_authorized_keys'] == [expected]
+
+
+def test_a_request_without_passwords_is_valid(state_key):
+    from kubernetes_mgmt.params.validate import parse_cluster_params
+
+    body = _request()
+    param = body['additionalParams']['k8s_cluster_installation_param']
+    for group in ('master_node', 'worker_node'):
+        del param[group]['password']
+    params = parse_cluster_params(body['additionalParams'])
+    assert params.master.password is None
+    assert params.worker.password is None
+    assert params.secrets() == []
