@@ -5,12 +5,15 @@ test lab never touches the lab a developer runs."""
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import secrets
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 
 def unavailable_reason() -> str | None:
@@ -148,3 +151,45 @@ def api_status(vim: dict, token: str) -> int:
             return reply.status
     except urllib.error.HTTPError as exc:
         return exc.code
+
+
+@dataclass(frozen=True)
+class LabVm:
+    """A VM of a services root's lab (a server of its cloud)."""
+
+    state: Any          # kubernetes_mgmt_lab.state.LabState
+    host: Any           # kubernetes_mgmt_lab.state.LabHost
+
+
+def lab_vm(root: Any, name: str, lab: int = 0) -> LabVm:
+    """The lab VM ``name`` of lab ``lab`` of services root ``root``."""
+    from kubernetes_mgmt_lab import state as lab_state
+    from kubernetes_mgmt_lab.openstack import cloud
+
+    state = lab_state.load(lab_state.state_path(cloud.lab_root(root, lab)))
+    return LabVm(state, state.host(name))
+
+
+@contextlib.contextmanager
+def other_host_keys(vm: LabVm) -> Iterator[list[str]]:
+    """Inside the block the VM's sshd presents new host keys, which its
+    console does not show (as another machine on its address would);
+    afterwards its own keys are back. Yields the new public keys."""
+    from kubernetes_mgmt_lab import hosts
+
+    ssh = hosts.disk_path(vm.host, '/etc/ssh')
+    saved = {}
+    for path in glob.glob(os.path.join(ssh, 'ssh_host_*')):
+        with open(path, 'rb') as f:
+            saved[path] = (f.read(), os.stat(path).st_mode & 0o777)
+    try:
+        yield hosts.replace_host_keys(vm.state, vm.host)
+    finally:
+        for path in glob.glob(os.path.join(ssh, 'ssh_host_*')):
+            os.unlink(path)
+        for path, (data, mode) in saved.items():
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            with os.fdopen(fd, 'wb') as f:
+                f.write(data)
+        hosts.stop_sshd(vm.state, vm.host)
+        hosts.start_sshd(vm.state, vm.host)

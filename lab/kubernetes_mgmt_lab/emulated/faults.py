@@ -4,12 +4,22 @@
 A prefix ``'kubeadm init@kubeconfig'`` fails the command not before it
 starts but at its stage ``kubeconfig`` (``runner.checkpoint``), after it
 changed what it had changed by then: a run that dies half-way.
+
+Holds (``holds.json``) make matching commands wait, before they start,
+until the test releases them: an operation caught in the middle, at a
+known point, for as long as the test needs (say, to kill whatever runs
+it).
 """
 from __future__ import annotations
+
+import time
 
 from kubernetes_mgmt_lab.emulated import store
 
 FAULTS_FILE = 'faults.json'
+HOLDS_FILE = 'holds.json'
+# A held command goes on after this long even if nobody releases it.
+HOLD_LIMIT = 900.0
 
 
 def inject_fault(cluster_dir: str, host: str, prefix: str, message: str,
@@ -59,3 +69,43 @@ def take_fault(cluster_dir: str, host: str, argv: list[str],
                     del rules[prefix]
                 return str(rule.get('message') or 'injected fault')
     return None
+
+
+def hold_commands(cluster_dir: str, host: str, prefix: str) -> None:
+    """Commands of ``host`` (or ``*``) matching ``prefix`` wait before
+    they start until ``release_commands``."""
+    with store.locked_file(cluster_dir, HOLDS_FILE, {}) as holds:
+        holds.setdefault('rules', {}).setdefault(host, []).append(prefix)
+
+
+def release_commands(cluster_dir: str) -> None:
+    with store.locked_file(cluster_dir, HOLDS_FILE, {}) as holds:
+        holds.clear()
+
+
+def held_commands(cluster_dir: str) -> list[dict]:
+    """The commands waiting in a hold now: ``{'host', 'argv'}`` each."""
+    return list(store.load_json(f'{cluster_dir}/{HOLDS_FILE}', {})
+                .get('waiting', []))
+
+
+def wait_while_held(cluster_dir: str, host: str, argv: list[str]) -> None:
+    """Wait while a hold matches this command (see ``hold_commands``)."""
+    holds = store.load_json(f'{cluster_dir}/{HOLDS_FILE}', {})
+    if not _held(holds, host, argv):
+        return
+    entry = {'host': host, 'argv': argv}
+    with store.locked_file(cluster_dir, HOLDS_FILE, {}) as current:
+        current.setdefault('waiting', []).append(entry)
+    ends = time.monotonic() + HOLD_LIMIT
+    delay = 0.05
+    while time.monotonic() < ends and _held(
+            store.load_json(f'{cluster_dir}/{HOLDS_FILE}', {}), host, argv):
+        time.sleep(delay)       # a lab stand-in polling the test's file
+        delay = min(delay * 2, 0.5)
+
+
+def _held(holds: dict, host: str, argv: list[str]) -> bool:
+    rules = holds.get('rules') or {}
+    return any(matches(prefix, argv)
+               for who in (host, '*') for prefix in rules.get(who, ()))

@@ -72,6 +72,7 @@ def checkpoint(ctx: Context, stage: str) -> None:
 
 
 def _execute(ctx: Context, main: Main, args: list[str]) -> int:
+    faults.wait_while_held(ctx.cluster_dir, ctx.host.name, ctx.argv)
     message = faults.take_fault(ctx.cluster_dir, ctx.host.name, ctx.argv)
     if message is not None:
         ctx.err(message)
