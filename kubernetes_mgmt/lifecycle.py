@@ -40,10 +40,13 @@ class Lifecycle:
         # parameter on to Heat).
         params = parse_cluster_params(
             tacker_objects.additional_params(instantiate_vnf_request))
+        text = access.vm_user_data(tacker_objects.instance_id(vnf_instance),
+                                   params, first_use=True)
         tacker_objects.set_additional_param(
-            instantiate_vnf_request, user_data.PARAMETER,
-            access.vm_user_data(tacker_objects.instance_id(vnf_instance),
-                                params, first_use=True))
+            instantiate_vnf_request, user_data.PARAMETER, text)
+        # What later heals read back (Tacker copied the request already).
+        tacker_objects.set_stored_additional_param(
+            vnf_instance, user_data.PARAMETER, text)
 
     def instantiate_end(self, context, vnf_instance, instantiate_vnf_request,
                         grant, grant_request, **kwargs):

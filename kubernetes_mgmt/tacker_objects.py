@@ -36,6 +36,18 @@ def set_additional_param(request: Any, key: str, value: Any) -> None:
                                      key: value}
 
 
+def set_stored_additional_param(vnf_instance: Any, key: str,
+                                value: Any) -> None:
+    """Set one entry of the additionalParams Tacker keeps with the
+    instance: v1 copies the request's into ``instantiated_vnf_info``
+    before instantiate_start runs, and keeps that copy."""
+    info = attr(vnf_instance, 'instantiated_vnf_info')
+    if info is None:
+        return
+    stored = attr(info, 'additional_params') or {}
+    info.additional_params = {**stored, key: value}
+
+
 def stored_additional_params(vnf_instance: Any) -> dict:
     """The instantiate request's additionalParams, as Tacker stored them."""
     info = getattr(vnf_instance, 'instantiated_vnf_info', None)

@@ -176,6 +176,16 @@ def stack(vnfd_in_db, tacker_context, tacker_request, request_body):
             instantiation_state=fields.VnfInstanceState.NOT_INSTANTIATED)
         if driver_first:    # the driver's instantiate_start, as routed
             from kubernetes_mgmt.kubernetes_mgmt import KubernetesMgmtDriver
+
+            # As the conductor's _instantiate_grant does first: the
+            # instance's info, with its own copy of the additionalParams.
+            instance.instantiated_vnf_info = objects.InstantiatedVnfInfo(
+                flavour_id=flavour_id, vnf_instance_id=instance.id)
+            instance.instantiated_vnf_info.reinitialize()
+            vnflcm_utils._build_instantiated_vnf_info(
+                vnflcm_utils._get_vnfd_dict(tacker_context,
+                                            instance.vnfd_id, flavour_id),
+                request, instance, '')
             KubernetesMgmtDriver().instantiate_start(
                 context=tacker_context, vnf_instance=instance,
                 instantiate_vnf_request=request, grant=None,
@@ -398,9 +408,13 @@ def test_a_heal_gives_heat_the_user_data_instantiate_gave(stack,
     # vnflcm utils' get_stack_param reads them on a heal.
     reread = yaml.safe_load(str(created['parameters']))
     assert reread[user_data.PARAMETER] != sent
+    # What Tacker keeps with the instance (its copy, made before the
+    # driver's instantiate_start).
+    stored = last.instance.instantiated_vnf_info.additional_params
+    assert stored[user_data.PARAMETER] == sent
     info = objects.InstantiatedVnfInfo(
         flavour_id=last.flavour_id, vnfc_resource_info=[],
-        additional_params=dict(last.request.additional_params))
+        additional_params=dict(stored))
     vnf = {'vnfd_id': last.instance.vnfd_id,
            'vnfd': last.vnf_dict['vnfd']}
     # The heal method reads the instance's Glance images from Tacker's
