@@ -8,6 +8,7 @@ import json
 import os
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import paramiko
 import pytest
@@ -208,10 +209,16 @@ def test_instantiate_start_puts_the_login_key_in_the_user_data(
     body = _request()
     request = _RequestObject(body['additionalParams']) if as_object \
         else body
-    lifecycle.Lifecycle().instantiate_start(None, _Instance(), request,
+    instance = _Instance()
+    instance.instantiated_vnf_info = SimpleNamespace(
+        additional_params=dict(body['additionalParams']))
+    lifecycle.Lifecycle().instantiate_start(None, instance, request,
                                             None, None)
     params = request.additional_params if as_object \
         else request['additionalParams']
+    # Tacker v1 keeps a copy made before the hook: it gets the entry too.
+    assert instance.instantiated_vnf_info.additional_params[
+        user_data.PARAMETER] == params[user_data.PARAMETER]
     config = yaml.safe_load(params[user_data.PARAMETER])
     key = identity.login_key('instance-7')
     expected = identity.public_line(key, 'instance-7')
