@@ -21,7 +21,7 @@ from kubernetes_mgmt.instance_state import holds_state
 from kubernetes_mgmt.vnf_package.layout import sample_package_dir
 from kubernetes_mgmt_lab.emulated import inject_fault
 from kubernetes_mgmt_lab.errors import LabError
-from kubernetes_mgmt_lab.openstack import inspect, tacker
+from kubernetes_mgmt_lab.openstack import conductors, inspect, tacker
 from kubernetes_mgmt_lab.openstack.layout import Root
 from kubernetes_mgmt_lab.openstack.operator import OperationFailed, Operator
 from kubernetes_mgmt_lab.renamed import renamed_package, renamed_request
@@ -63,14 +63,16 @@ def print_figures(root: Root, op: Operator) -> None:
     print('\nseconds through Tacker (CLI call to op COMPLETED):')
     for name, seconds in op.timings.items():
         print(f'  {name:<24} {seconds:6.1f}')
-    print('the driver\'s hooks in the conductor:')
-    with open(root.log('tacker-conductor'), encoding='utf-8',
-              errors='replace') as f:
-        for line in f:
-            found = re.search(r'\] ([^\]]+?) ([0-9a-f]{8})[0-9a-f-]{28} '
-                              r'finished in ([0-9.]+) s', line)
-            if found:
-                print(f'  {found[1]} {found[2]:<30} {found[3]:>6}')
+    for name in (conductors.FIRST, conductors.SECOND):
+        if not os.path.exists(root.log(name)):
+            continue
+        print(f'the driver\'s hooks in {name}:')
+        with open(root.log(name), encoding='utf-8', errors='replace') as f:
+            for line in f:
+                found = re.search(r'\] ([^\]]+?) ([0-9a-f]{8})[0-9a-f-]{28} '
+                                  r'finished in ([0-9.]+) s', line)
+                if found:
+                    print(f'  {found[1]} {found[2]:<30} {found[3]:>6}')
 
 
 @pytest.fixture(scope='module')
@@ -306,7 +308,7 @@ def test_rollback_of_a_failed_instantiate_leaves_nothing(session):
     session.op.run('vnflcm', 'delete', vnf_id, parse=False)
 
 
-# -- one conductor, two VNFs ----------------------------------------------
+# -- two VNFs, one conductor at a time, two conductor hosts -------------------
 
 def _pair_request(s: Session, name: str, network: int, sample: str) -> str:
     def own_vim(body: dict) -> None:
@@ -321,11 +323,23 @@ def _kube_vim(s: Session, vnf_id: str) -> str:
                 if c['vimType'] == 'kubernetes')
 
 
-def test_one_conductor_runs_two_vnfs_at_once(session):
+@dataclass
+class Pair:
+    ha: str
+    simple: str
+
+    @property
+    def vnfs(self) -> list[str]:
+        return [self.ha, self.simple]
+
+
+@pytest.fixture(scope='module')
+def pair(session) -> Iterator[Pair]:
+    """An HA cluster (it has certificate keys) and a simple one, each on
+    its own network (the lab's emulated Kubernetes of a network is one
+    cluster), instantiated at once by the site's conductor. Whatever the
+    tests did, the site's conductor alone serves the next module."""
     s = session
-    # An HA cluster (it has certificate keys) and a simple one, each on
-    # its own network: the lab's emulated Kubernetes of a network is one
-    # cluster.
     pair = {'pair-ha': 'complex_kubernetes_param_file.json',
             'pair-simple': 'simple_kubernetes_param_file.json'}
     vnfs = [s.op.create(s.vnfd_id, name=name) for name in pair]
@@ -335,16 +349,77 @@ def test_one_conductor_runs_two_vnfs_at_once(session):
                zip(vnfs, pair.items(), strict=True))]
     for op in ops:
         s.op.wait(op['ID'])
-    ha, simple = vnfs
-    agree(s, ha, 3, 2)
-    agree(s, simple, 1, 2)
-    worker = of_vdu(inspect.vnfcs(s.root, s.op.show(simple)), WORKER)[0]
+    yield Pair(*vnfs)
+    conductors.swap(s.root, to=conductors.FIRST, away=conductors.SECOND)
+
+
+def test_one_conductor_instantiates_two_vnfs_at_once(session, pair):
+    agree(session, pair.ha, 3, 2)
+    agree(session, pair.simple, 1, 2)
+
+
+def _hook_lines(root: Root, name: str, vnf_id: str, offset: int = 0
+                ) -> list[str]:
+    """The driver's lines about ``vnf_id`` in conductor ``name``'s log."""
+    with open(root.log(name), encoding='utf-8', errors='replace') as f:
+        f.seek(offset)
+        return [line for line in f
+                if ' kubernetes_mgmt.' in line and vnf_id in line]
+
+
+def test_a_conductor_host_without_the_state_key_refuses_naming_it(
+        session, pair):
+    """A second conductor host (its own [DEFAULT] host, on the same
+    RabbitMQ) that the operator has not given the plugin's key yet takes
+    the next operation: it refuses before anything changes, naming the
+    option and the fix, and makes no key of its own."""
+    s, simple = session, pair.simple
+    conductors.configure_second(s.root)
+    conductors.swap(s.root, to=conductors.SECOND, away=conductors.FIRST)
+    before = agree(s, simple, 1, 2)
+    worker = of_vdu(before, WORKER)[0]
+    with pytest.raises(OperationFailed) as failed:
+        s.op.heal(simple, (worker.id,))
+    assert failed.value.state == 'FAILED_TEMP'
+    error = str(failed.value.op.get('Error'))
+    key_b = conductors.key_file(s.root, conductors.SECOND)
+    assert f'{key_b}, [kubernetes_mgmt] state_key_file' in error, error
+    assert 'Copy that file' in error
+    assert not os.path.exists(key_b)
+    s.op.fail(failed.value.op['ID'])
+    assert agree(s, simple, 1, 2) == before
+
+
+def test_with_the_key_copied_the_second_host_runs_both_vnfs(session, pair):
+    """The operator copies the key; the second conductor then scales the
+    HA cluster out and heals a worker of the simple one at the same time,
+    from the state the first one signed."""
+    s, ha, simple = session, pair.ha, pair.simple
+    conductors.copy_key(s.root)
+    before = agree(s, simple, 1, 2)
+    worker = of_vdu(before, WORKER)[0]
     ops = [s.op.scale(ha, 'SCALE_OUT', 'worker_instance', wait=False),
            s.op.heal(simple, (worker.id,), wait=False)]
     for op in ops:
         s.op.wait(op['ID'])
     agree(s, ha, 3, 3)
-    agree(s, simple, 1, 2)
+    after = agree(s, simple, 1, 2)
+    healed, = [v for v in after if v.id == worker.id]
+    assert healed.server_id != worker.server_id
+    assert {v.server_id for v in before if v.id != worker.id} <= \
+        {v.server_id for v in after}
+    for vnf in pair.vnfs:
+        assert _hook_lines(s.root, conductors.SECOND, vnf), vnf
+
+
+def test_the_first_host_takes_over_again_and_terminates_both(session, pair):
+    """Back on the first conductor, the state the second one signed
+    verifies (each host has seen both VNFs' generations), the clusters'
+    tokens are their own, no conductor logged a secret, and terminate
+    leaves nothing."""
+    s, vnfs = session, pair.vnfs
+    offset = os.path.getsize(s.root.log(conductors.FIRST))
+    conductors.swap(s.root, to=conductors.FIRST, away=conductors.SECOND)
     auths = [tacker.vim_auth(s.root, _kube_vim(s, v)) for v in vnfs]
     for mine, other in (auths, auths[::-1]):
         assert api_status(mine, mine['bearer_token']) == 200
@@ -353,13 +428,19 @@ def test_one_conductor_runs_two_vnfs_at_once(session):
     joins = [cluster_secrets(s.root, lab) for lab in range(len(vnfs))]
     assert joins[0]['certificate_key_history'], 'the HA cluster has keys'
     secrets += [k for js in joins for ks in js.values() for k in ks]
-    for log in ('tacker-conductor', 'heat-engine', 'heat-api', 'cloud'):
+    for log in (conductors.FIRST, conductors.SECOND, 'heat-engine',
+                'heat-api', 'cloud'):
         with open(s.root.log(log), encoding='utf-8', errors='replace') as f:
             text = f.read()
         leaked = [i for i, secret in enumerate(secrets) if secret in text]
         assert not leaked, f'{log}.log holds secret(s) #{leaked}'
     for vnf in vnfs:
         s.op.terminate(vnf)
+        assert _hook_lines(s.root, conductors.FIRST, vnf, offset), vnf
+    for name in (conductors.FIRST, conductors.SECOND):
+        seen = os.listdir(conductors.generations_dir(s.root, name))
+        assert set(vnfs) <= set(seen), (name, seen)
+    for vnf in vnfs:
         s.op.run('vnflcm', 'delete', vnf, parse=False)
 
 

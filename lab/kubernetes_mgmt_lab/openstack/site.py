@@ -221,9 +221,9 @@ def _start_barbican(root: Root, state: ServicesState, keystone_url: str
 
 # Stopped together, in this order: the Tacker processes outlive SIGTERM
 # and heat-engine takes 13 to 19 s after it, so their graces overlap.
-STOP_GROUPS = (('tacker-conductor', 'tacker-server', 'heat-engine',
-                'heat-api', 'barbican'), ('cloud',), ('glance',),
-               ('keystone',), ('rabbitmq',), ('mariadb',))
+STOP_GROUPS = (('tacker-conductor', 'tacker-conductor-b', 'tacker-server',
+                'heat-engine', 'heat-api', 'barbican'), ('cloud',),
+               ('glance',), ('keystone',), ('rabbitmq',), ('mariadb',))
 
 
 def down(root_path: str) -> list[str]:

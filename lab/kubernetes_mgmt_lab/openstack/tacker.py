@@ -21,6 +21,7 @@ VENV = Venv(NAME, {'tacker': '16.0.0'}, ('PyMySQL',))
 PLUGIN = 'tacker-kubernetes-mgmt'
 MGMT_LOG_LINE = 'Registered drivers from tacker.tacker.mgmt.drivers'
 MGMT_DRIVERS = 'vnflcm_noop,mgmt-drivers-kubernetes'
+CONDUCTOR_HOST = 'conductor-a'
 # Tacker's defaults, plus the driver manager at DEBUG: its "Registered
 # drivers" line is how an operator sees which Mgmt Drivers loaded.
 LOG_LEVELS = ('amqp=WARN,amqplib=WARN,sqlalchemy=WARN,oslo.messaging=INFO,'
@@ -87,12 +88,22 @@ def _read(path: str) -> str | None:
         return None
 
 
+def state_key_file(root: Root) -> str:
+    """The plugin's state key of the root's (first) conductor."""
+    return os.path.join(root.service_dir(NAME), 'kubernetes_mgmt',
+                        'state.key')
+
+
 def configure(root: Root, port: int, keystone_url: str, password: str,
               database_url: str, transport_url: str,
               plugin_options: dict[str, str]) -> None:
     base = root.service_dir(NAME)
     conffile.write(conf_path(root), {
         'DEFAULT': {'bind_host': HOST, 'bind_port': str(port),
+                    # The conductor's name on the bus (RPC server), as
+                    # on a site with one conductor per host (a second
+                    # one: openstack.conductors).
+                    'host': CONDUCTOR_HOST,
                     'auth_strategy': 'keystone',
                     'transport_url': transport_url,
                     'api_paste_config': os.path.join(
@@ -131,10 +142,9 @@ def configure(root: Root, port: int, keystone_url: str, password: str,
         'k8s_vim': {'use_barbican': 'true'},
         'keystone_authtoken': conffile.authtoken(keystone_url, NAME,
                                                  password),
-        # The plugin's key that signs its stored state, beside tacker.conf.
-        'kubernetes_mgmt': {'state_key_file':
-                            os.path.join(base, 'kubernetes_mgmt',
-                                         'state.key'),
+        # The plugin's key that signs its stored state, beside tacker.conf
+        # (its generations beside it).
+        'kubernetes_mgmt': {'state_key_file': state_key_file(root),
                             **plugin_options},
     })
     for sub in ('vnfpackages', 'csar_files', 'lock', 'vim_keys'):
@@ -155,15 +165,18 @@ def start_server(root: Root, port: int) -> int:
     return pid
 
 
-def start_conductor(root: Root, consuming: Callable[[], bool]) -> int:
-    """Start the conductor; ready once it has loaded its drivers (its log
+def start_conductor(root: Root, consuming: Callable[[], bool], *,
+                    name: str = 'tacker-conductor',
+                    conf: str | None = None) -> int:
+    """Start a conductor (``name``: its log's; ``conf``: its tacker.conf,
+    default the root's); ready once it has loaded its drivers (its log
     says so) and ``consuming`` (its RPC queue has a consumer) holds."""
-    log = root.log('tacker-conductor')
+    log = root.log(name)
     offset = os.path.getsize(log) if os.path.exists(log) else 0
     pid = processes.spawn([VENV.bin('tacker-conductor'), '--config-file',
-                           conf_path(root)], log)
+                           conf or conf_path(root)], log)
     processes.wait_ready(
-        'tacker-conductor', pid,
+        name, pid,
         lambda: loaded_drivers(log, offset) is not None and consuming(),
         log)
     return pid
