@@ -52,7 +52,7 @@ def carried_state(inputs: dict) -> str | None:
 def result(instance: V2Instance, code: int) -> dict:
     """What goes back: the instance, and after a failure the driver's
     state (signed, no secret in it: host keys, nodes, the VIM's id)."""
-    out: dict = {'vnf_instance': instance.to_dict()}
+    out: dict = {'vnf_instance': instance.for_tacker()}
     if code != 0:
         out['user_script_err_handling_data'] = {
             METADATA_KEY: instance.vnf_metadata.get(METADATA_KEY)}

@@ -78,6 +78,7 @@ class V2Instance:
         self.data = copy.deepcopy(data)
         # As Tacker keeps it: before a failed attempt's state is adopted.
         self.persisted = copy.deepcopy(data)
+        self._adopted: str | None = None
         self._cluster_vims: list[VimConnection] | None = None
 
     # -- what the v1 hooks read ----------------------------------------
@@ -157,6 +158,25 @@ class V2Instance:
             metadata = self.vnf_metadata
             metadata[STATE_KEY] = stored
             self.vnf_metadata = metadata
+            self._adopted = stored
+
+    def for_tacker(self) -> dict:
+        """The instance to hand back to Tacker. A state this script only
+        adopted, and did not save anew, goes back as Tacker kept it: Tacker
+        merges a start script's result into the instance the end script
+        then gets, which would take the failed attempt's state for
+        Tacker's own (it hands that state to every script of the retry
+        anyway)."""
+        data = self.to_dict()
+        metadata = dict(data.get('metadata') or {})
+        if self._adopted is None or metadata.get(STATE_KEY) != self._adopted:
+            return data
+        kept = self.state_kept_by_tacker
+        if kept is None:
+            metadata.pop(STATE_KEY, None)
+        else:
+            metadata[STATE_KEY] = kept
+        return {**data, 'metadata': metadata}
 
     def stored_params(self) -> dict:
         text = self.vnf_metadata.get(PARAMS_KEY)

@@ -287,6 +287,28 @@ def test_the_retry_of_a_failed_scale_out_joins_the_new_workers(state_key):
         'nested-workerNode-2', 'nested-workerNode-10']
 
 
+def test_a_retry_s_start_script_hands_no_adopted_state_to_its_end(
+        state_key):
+    """Tacker merges the result of the retry's scale_start into the
+    instance scale_end gets, and hands both the failed attempt's state:
+    scale_end must still find the new workers new."""
+    before = _known(V2Instance(v2_instance()), 'srv-m0', 'srv-w0',
+                    'srv-w1')
+    failed = _failed_scale_out(before)
+    start = _as_main_adapts(failed)
+    operations.run(_call('scale_start', {'type': 'SCALE_OUT',
+                                         'aspectId': 'worker_instance'},
+                         instance=start))
+    handed = entry.result(start, 0)['vnf_instance']
+    assert handed['metadata'] == before.to_dict()['metadata']
+    end = _as_main_adapts({**failed, 'vnf_instance': handed})
+    call = _call('scale_end', {'type': 'SCALE_OUT',
+                               'aspectId': 'worker_instance'},
+                 instance=end)
+    assert operations._new_member_stacks(call) == [
+        'nested-workerNode-2', 'nested-workerNode-10']
+
+
 def test_the_rollback_of_a_failed_scale_out_removes_the_new_workers(
         state_key, monkeypatch):
     # Heat (not here) lists the workers of the scaled-out stack.
