@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from collections import Counter
 from collections.abc import Iterator
@@ -18,12 +19,26 @@ from dataclasses import dataclass
 
 import pytest
 
-from kubernetes_mgmt.instance_state import holds_state
+from kubernetes_mgmt.instance_state import METADATA_KEY, holds_state
+from kubernetes_mgmt.remote.retry import wait_until
 from kubernetes_mgmt.v2.instance import PARAMS_KEY, VIM_KEY
-from kubernetes_mgmt_lab.emulated import inject_fault
-from kubernetes_mgmt_lab.openstack import inspect, tacker
+from kubernetes_mgmt_lab import hosts
+from kubernetes_mgmt_lab.emulated import (
+    held_commands,
+    hold_commands,
+    inject_fault,
+    release_commands,
+)
+from kubernetes_mgmt_lab.openstack import (
+    conductors,
+    inspect,
+    processes,
+    tacker,
+)
 from kubernetes_mgmt_lab.openstack.layout import Root
 from kubernetes_mgmt_lab.openstack.operator import OperationFailed, Operator
+from kubernetes_mgmt_lab.openstack.state import ServicesState
+from kubernetes_mgmt_lab.testing import lab_vm, other_host_keys
 
 pytestmark = pytest.mark.lab
 
@@ -65,9 +80,20 @@ def _request(s: Session, sample: str, name: str) -> str:
 
 @pytest.fixture(scope='module')
 def complex_vnf(session) -> str:
+    """The HA sample without the VMs' password: the driver reaches the
+    VMs with its own key only (and sudo needs none), given to them by
+    the package's user data."""
     vnf_id = session.op.create(session.vnfd_id, name='v2-complex')
-    session.op.instantiate(vnf_id, _request(
-        session, 'instantiate_complex_request.json', 'v2-complex'))
+    request = _request(session, 'instantiate_complex_request.json',
+                       'v2-complex')
+    with open(request, encoding='utf-8') as f:
+        body = json.load(f)
+    param = body['additionalParams']['k8s_cluster_installation_param']
+    for group in ('master_node', 'worker_node'):
+        del param[group]['password']
+    with open(request, 'w', encoding='utf-8') as f:
+        json.dump(body, f)
+    session.op.instantiate(vnf_id, request)
     return vnf_id
 
 
@@ -150,6 +176,75 @@ def test_scale_out_and_in_send_no_password(session, complex_vnf):
     for op in (out, scale_in):
         sent = _op_params(session, op)
         assert 'password' not in sent and 'master_node' not in sent
+
+
+def test_a_conductor_killed_in_a_scale_out_resumes_with_pinned_keys(
+        session, complex_vnf):
+    """SIGKILL of the conductor and the LCM script it runs, while the
+    scale-out's join waits on the new worker: Tacker, started again,
+    marks the operation FAILED_TEMP; while the new VM's sshd presents
+    other keys than its console shows, ``op retry`` is refused naming
+    host, expected and offered keys; with its own keys back, the retry
+    completes, and the stored state pins the keys the console shows."""
+    s = session
+    agree(s, complex_vnf, 3, 2)
+    cluster = inspect.cluster_dir(s.root)
+    hold_commands(cluster, '*', 'kubeadm join')
+    try:
+        op = s.op.scale(complex_vnf, 'SCALE_OUT', 'worker_instance',
+                        wait=False, params=USER_DATA)
+        held = _poll(lambda: held_commands(cluster), 300, 'a held join')
+        _kill_conductor(s.root)
+    finally:
+        release_commands(cluster)
+    conductors.start(s.root, conductors.FIRST)
+    failed = s.op.wait(op['ID'], check=False)
+    assert failed['Operation State'] == 'FAILED_TEMP'
+
+    vm = lab_vm(s.root, held[0]['host'])
+    with other_host_keys(vm):
+        with pytest.raises(OperationFailed) as refused:
+            s.op.retry(op['ID'])
+    error = str(refused.value.op.get('Error'))
+    assert 'host key mismatch' in error and vm.host.ip in error
+    assert 'published on its console' in error
+
+    assert s.op.retry(op['ID'])['Operation State'] == 'COMPLETED'
+    vnfcs = agree(s, complex_vnf, 3, 3)
+    new = next(v for v in vnfcs if v.lab_host == vm.host.name)
+    pinned = _stored_state(s, complex_vnf)['host_keys'][new.server_id]
+    assert pinned.split()[1] in {line.split()[1] for line in
+                                 hosts.host_public_keys(vm.host)}
+    s.op.scale(complex_vnf, 'SCALE_IN', 'worker_instance', params=USER_DATA)
+    agree(s, complex_vnf, 3, 2)
+
+
+def _kill_conductor(root: Root) -> None:
+    """SIGKILL tacker-conductor with its workers and what they run (the
+    LCM script): a host that lost power, as far as Tacker knows."""
+    pid = ServicesState.load(root).pids[conductors.FIRST]
+    for victim in (pid, *processes.descendants(pid)):
+        try:
+            os.kill(victim, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    processes.reap(pid)
+
+
+def _stored_state(s: Session, vnf_id: str) -> dict:
+    stored = json.loads(s.op.show(vnf_id)['metadata'][METADATA_KEY])
+    return stored['state']
+
+
+def _poll(fn, deadline: float, what: str):
+    found = None
+
+    def check():
+        nonlocal found
+        found = fn()
+        return found
+    assert wait_until(check, deadline=deadline, ceiling=1.0), what
+    return found
 
 
 def test_a_failed_scale_out_is_rolled_back(session, complex_vnf):
