@@ -103,6 +103,15 @@ def logins(root: Root, vnfc: Vnfc) -> list[Login]:
             for m in map(_ACCEPTED.search, text.splitlines()) if m]
 
 
+def login_methods(root: Root, vnfcs: list[Vnfc]
+                  ) -> tuple[set[str], set[str | None]]:
+    """How the VNFCs' VMs were logged into, all together: the methods
+    their sshd accepted and the keys (fingerprints) that were used."""
+    found = [login for vnfc in vnfcs for login in logins(root, vnfc)]
+    return ({login.method for login in found},
+            {login.fingerprint for login in found})
+
+
 def read_in_vm(root: Root, vnfc: Vnfc, path: str) -> str | None:
     """A file inside the VNFC's lab VM (its private disk)."""
     state = lab_state.load(lab_state.state_path(cloud.lab_root(root,
