@@ -20,6 +20,7 @@ from typing import TypeVar
 
 import kubernetes_mgmt
 from kubernetes_mgmt import redact
+from kubernetes_mgmt.remote.console_keys import PublishedKeys
 from kubernetes_mgmt.remote.hostkeys import HostKeyStore, StaticKeys
 from kubernetes_mgmt.remote.retry import Backoff
 from kubernetes_mgmt.vnf_package import layout as package_layout
@@ -57,6 +58,7 @@ MARKER = '.kubernetes-mgmt-lab'     # names the lab; only such roots are
 CONFIG_FILE = 'kubernetes_mgmt.conf'  # ever deleted
 PACKAGE_DIR = 'package'             # stands in for the unpacked VNF package
 STATE_KEY_FILE = 'state.key'
+STATE_GENERATION_DIR = 'generations'
 VIM_REGISTRY_FILE = 'vims.json'
 MAX_PARALLEL = 16
 ROLES = ('master', 'worker', 'storage')
@@ -310,6 +312,9 @@ class Lab:
                 'cni_manifest_sha256 = '
                 f'{mirror.sha256_of(mirror.CALICO_MANIFEST)}\n'
                 f'state_key_file = {self.state_key_file}\n'
+                # A lab is a site of its own: its floors go with its key.
+                'state_generation_dir = '
+                f'{os.path.join(self.root, STATE_GENERATION_DIR)}\n'
                 'host_key_checking = true\n'
                 '\n[kubernetes_mgmt_lab]\n'
                 f'{heat}'
@@ -444,8 +449,9 @@ class Lab:
 
     def known_hosts(self) -> HostKeyStore:
         """A host key store for SSH to these VMs that checks their keys
-        against ``host_keys``."""
-        return HostKeyStore(authority=self.host_keys())
+        against ``host_keys``, read when a VM is first met (so a VM
+        added later is vouched for too)."""
+        return HostKeyStore(authority=_Inventory(self))
 
     def host_at(self, ip: str) -> LabHost:
         """The VM on the bridge at ``ip`` (after a heal through Heat, a
@@ -663,3 +669,13 @@ def _ns_pins(root: str, name: str) -> set[int]:
         paths += [os.path.join(ns_dir, f) for f in os.listdir(ns_dir)]
     inodes = {procs.nsfs_inode(p) for p in paths}
     return {i for i in inodes if i is not None}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Inventory:
+    """The lab's VMs' host keys as an authority, read when asked."""
+
+    lab: Lab
+
+    def published(self, host_id: str) -> PublishedKeys | None:
+        return self.lab.host_keys().published(host_id)

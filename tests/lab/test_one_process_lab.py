@@ -143,7 +143,8 @@ def test_whole_lifecycle_with_passwords_master_and_worker(site):
                 assert lab.host_at(host.ip).server_id != host.server_id
                 assert_all_ready(lab)
             stored = driving.stored_state(lab, instance)
-            assert set(stored.host_keys) == {h.ip for h in lab.state.hosts}
+            assert set(stored.host_keys) == {
+                h.server_id for h in lab.state.hosts}
 
             driving.terminate(instance)
             assert registered_vims(lab) == []
