@@ -16,6 +16,7 @@ import glob
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kubernetes_mgmt.redact import get_logger
@@ -195,15 +196,21 @@ def _add_user(root: str, user: User) -> None:
 
 def _lock_passwords(root: str, names: list[str]) -> None:
     """``passwd -l``: a ``!`` before the password hash."""
-    path = on_disk(root, '/etc/shadow')
+    edit_shadow(on_disk(root, '/etc/shadow'),
+                lambda user, hashed: '!' + hashed
+                if user in names and not hashed.startswith('!') else hashed)
+
+
+def edit_shadow(path: str, new_hash: Callable[[str, str], str]) -> None:
+    """Rewrite ``/etc/shadow`` at ``path`` (its owner and mode kept): each
+    user's password hash becomes ``new_hash(user, hash)``."""
     info = os.stat(path)
     with open(path, encoding='utf-8') as f:
         lines = f.read().splitlines()
     for i, line in enumerate(lines):
         fields = line.split(':')
-        if fields[0] in names and len(fields) > 1 and \
-                not fields[1].startswith('!'):
-            fields[1] = '!' + fields[1]
+        if len(fields) > 1:
+            fields[1] = new_hash(fields[0], fields[1])
             lines[i] = ':'.join(fields)
     _write(path, '\n'.join(lines) + '\n', info.st_mode & 0o777,
            info.st_uid, info.st_gid)

@@ -177,17 +177,9 @@ def set_password(host: LabHost, username: str, password: str) -> None:
     """Give the login user of this VM a password of its own (its role's,
     or the server's adminPass)."""
     hashed = password_hash(password)
-    path = disk_path(host, '/etc/shadow')
-    owner = os.stat(path)
-    with open(path, encoding='utf-8') as f:
-        lines = f.read().splitlines()
-    for i, line in enumerate(lines):
-        fields = line.split(':')
-        if fields[0] == username:
-            fields[1] = hashed
-            lines[i] = ':'.join(fields)
-    write_file(path, '\n'.join(lines) + '\n', mode=stat.S_IMODE(owner.st_mode))
-    os.chown(path, owner.st_uid, owner.st_gid)
+    first_boot.edit_shadow(disk_path(host, '/etc/shadow'),
+                           lambda user, old: hashed if user == username
+                           else old)
 
 
 def _etc_hosts(host: LabHost) -> str:

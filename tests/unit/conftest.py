@@ -11,6 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import ssl
+import sys
+import threading
+import types
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -94,3 +100,98 @@ def state_key(tmp_path):
     cfg.CONF.set_override('state_key_file', str(path), 'kubernetes_mgmt')
     yield path
     cfg.CONF.clear_override('state_key_file', 'kubernetes_mgmt')
+
+
+class SilentServer:
+    """Accepts connections (TLS ones with ``context``) and never answers
+    until stopped: a service that hangs."""
+
+    def __init__(self, context: ssl.SSLContext | None = None):
+        self._listener = socket.create_server(('127.0.0.1', 0))
+        self._context = context
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        scheme = 'https' if context else 'http'
+        port = self._listener.getsockname()[1]
+        self.url = f'{scheme}://127.0.0.1:{port}'
+
+    def _serve(self) -> None:
+        self._listener.settimeout(0.1)
+        held = []
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            try:
+                held.append(self._context.wrap_socket(conn, server_side=True)
+                            if self._context else conn)
+            except (OSError, ssl.SSLError):
+                conn.close()
+        for conn in held:
+            conn.close()
+
+    def __enter__(self) -> SilentServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        self._thread.join()
+        self._listener.close()
+
+    def outcome(self, call: Callable[[], object]) -> BaseException | None:
+        """What ``call`` raised (None if nothing), run in a thread: one
+        that waits without a timeout is released by stopping the server
+        after 20 s (and then fails otherwise)."""
+        result: list[BaseException | None] = []
+
+        def run() -> None:
+            try:
+                call()
+            except BaseException as error:   # the outcome under test
+                result.append(error)
+            else:
+                result.append(None)
+
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        worker.join(20)
+        self.__exit__()
+        worker.join()
+        return result[0]
+
+
+@pytest.fixture
+def silent_server():
+    """``silent_server(context=None)``: a ``SilentServer`` to use with
+    ``with``."""
+    return SilentServer
+
+
+@pytest.fixture
+def fake_tacker(monkeypatch):
+    """``fake_tacker(VimClient, OpenstackClients)``: ``tacker`` modules
+    for code that imports Tacker's (``context``, ``vnfm.vim_client``,
+    ``common.clients``) where Tacker cannot be imported; undone after
+    the test."""
+    def install(vim_client: type, openstack_clients: type) -> None:
+        modules = {
+            'tacker': types.ModuleType('tacker'),
+            'tacker.context': types.SimpleNamespace(
+                get_admin_context=lambda: 'admin'),
+            'tacker.vnfm': types.ModuleType('tacker.vnfm'),
+            'tacker.vnfm.vim_client': types.SimpleNamespace(
+                VimClient=vim_client),
+            'tacker.common': types.ModuleType('tacker.common'),
+            'tacker.common.clients': types.SimpleNamespace(
+                OpenstackClients=openstack_clients),
+        }
+        for name, module in modules.items():
+            monkeypatch.setitem(sys.modules, name, module)
+            parent, _, child = name.rpartition('.')
+            if parent:
+                setattr(modules[parent], child, module)
+    return install

@@ -8,11 +8,8 @@ import dataclasses
 import importlib
 import logging
 import os
-import socket
-import ssl
 import stat
 import tempfile
-import threading
 from pathlib import Path
 
 import pytest
@@ -159,68 +156,21 @@ def test_a_plain_http_api_url_is_refused_before_any_request():
     assert TOKEN not in str(exc.value)
 
 
-class SilentTlsServer:
-    """Accepts TLS connections and reads requests, but never answers
-    until stopped: an API server that hangs."""
-
-    def __init__(self, context: ssl.SSLContext):
-        self._listener = socket.create_server(('127.0.0.1', 0))
-        self._context = context
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self.url = f'https://127.0.0.1:{self._listener.getsockname()[1]}'
-
-    def _serve(self) -> None:
-        self._listener.settimeout(0.1)
-        held = []
-        while not self._stop.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            try:
-                held.append(self._context.wrap_socket(conn,
-                                                      server_side=True))
-            except (OSError, ssl.SSLError):
-                conn.close()
-        for conn in held:
-            conn.close()
-
-    def __enter__(self) -> SilentTlsServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._listener.close()
-
-
-def test_api_discovery_is_bounded_by_the_request_timeout():
+def test_api_discovery_is_bounded_by_the_request_timeout(silent_server):
     cert = tls.issue()
     timings = dataclasses.replace(QUICK, request=0.3)
-    outcome: list[BaseException | None] = []
-    with SilentTlsServer(cert.server_context()) as server:
+    with silent_server(cert.server_context()) as server:
         vim = VimAccess.from_access_info({
             'auth_url': server.url, 'bearer_token': TOKEN,
             'ssl_ca_cert': cert.ca_pem})
 
         def discover() -> None:
-            try:
-                with kube.open_session(vim, timings) as session:
-                    session.resource('apps/v1', 'Deployment')
-            except BaseException as error:
-                outcome.append(error)
-            else:
-                outcome.append(None)
+            with kube.open_session(vim, timings) as session:
+                session.resource('apps/v1', 'Deployment')
 
-        worker = threading.Thread(target=discover, daemon=True)
-        worker.start()
         # Without a timeout the call waits until the server goes away
         # (then it fails differently); with one it gives up by itself.
-        worker.join(20)
-    worker.join()
-    (error,) = outcome
+        error = server.outcome(discover)
     assert isinstance(error, KubernetesCallFailed)
     assert 'API discovery' in str(error) and 'timed out' in str(error)
 

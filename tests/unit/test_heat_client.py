@@ -12,9 +12,6 @@ itself is a socket that accepts and never answers.
 from __future__ import annotations
 
 import logging
-import socket
-import sys
-import threading
 import types
 
 import pytest
@@ -22,57 +19,6 @@ from keystoneauth1 import adapter, exceptions, identity, session
 
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.topology import heat_client
-
-
-class SilentServer:
-    """Accepts connections and never answers until stopped."""
-
-    def __init__(self):
-        self._listener = socket.create_server(('127.0.0.1', 0))
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self.url = f'http://127.0.0.1:{self._listener.getsockname()[1]}'
-
-    def _serve(self) -> None:
-        self._listener.settimeout(0.1)
-        held = []
-        while not self._stop.is_set():
-            try:
-                held.append(self._listener.accept()[0])
-            except TimeoutError:
-                continue
-        for conn in held:
-            conn.close()
-
-    def __enter__(self) -> SilentServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._listener.close()
-
-
-def outcome_of(call, server: SilentServer) -> BaseException | None:
-    """Run ``call`` in a thread; without a timeout it waits until the
-    server goes away (and then fails otherwise)."""
-    result: list[BaseException | None] = []
-
-    def run() -> None:
-        try:
-            call()
-        except BaseException as error:   # the outcome under test
-            result.append(error)
-        else:
-            result.append(None)
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(20)
-    server.__exit__()
-    worker.join()
-    return result[0]
 
 
 @pytest.fixture
@@ -90,11 +36,11 @@ PASSWORD_ACCESS = {'username': 'nfv', 'password': 'vim-secret',
 # -- v2: a VIM connection with a password ---------------------------------
 
 def test_v2_session_gives_up_on_a_keystone_that_never_answers(
-        short_timeout):
-    with SilentServer() as keystone:
+        short_timeout, silent_server):
+    with silent_server() as keystone:
         client = heat_client.keystone_heat_client(
             {'endpoint': f'{keystone.url}/v3'}, PASSWORD_ACCESS)
-        error = outcome_of(lambda: client.stacks.get('stack-1'), keystone)
+        error = keystone.outcome(lambda: client.stacks.get('stack-1'))
     assert isinstance(error, exceptions.ConnectTimeout), repr(error)
 
 
@@ -151,7 +97,7 @@ class OpenstackClients:
 
 
 @pytest.fixture
-def tacker(monkeypatch):
+def tacker(fake_tacker):
     """Fake ``tacker`` modules; returns the VIM auth VimClient gives."""
     vim_auth = {'username': 'nfv', 'password': 'vim-secret',
                 'project_name': 'nfv', 'user_domain_name': 'Default',
@@ -162,21 +108,7 @@ def tacker(monkeypatch):
             return {'vim_id': vim_id, 'vim_auth': dict(vim_auth)}
 
     OpenstackClients.made = []
-    modules = {
-        'tacker': types.ModuleType('tacker'),
-        'tacker.context': types.SimpleNamespace(
-            get_admin_context=lambda: 'admin'),
-        'tacker.vnfm': types.ModuleType('tacker.vnfm'),
-        'tacker.vnfm.vim_client': types.SimpleNamespace(VimClient=VimClient),
-        'tacker.common': types.ModuleType('tacker.common'),
-        'tacker.common.clients': types.SimpleNamespace(
-            OpenstackClients=OpenstackClients),
-    }
-    for name, module in modules.items():
-        monkeypatch.setitem(sys.modules, name, module)
-        parent, _, child = name.rpartition('.')
-        if parent:
-            setattr(modules[parent], child, module)
+    fake_tacker(VimClient, OpenstackClients)
     CONF.set_override('heat_client', 'tacker', 'kubernetes_mgmt')
     yield vim_auth
     CONF.clear_override('heat_client', 'kubernetes_mgmt')
@@ -189,11 +121,11 @@ def instance(region: str = 'RegionOne'):
 
 
 def test_v1_client_gives_up_on_a_keystone_that_never_answers(
-        tacker, short_timeout):
-    with SilentServer() as keystone:
+        tacker, short_timeout, silent_server):
+    with silent_server() as keystone:
         tacker['auth_url'] = f'{keystone.url}/v3'
-        error = outcome_of(
-            lambda: heat_client.heat_client_for(instance()), keystone)
+        error = keystone.outcome(
+            lambda: heat_client.heat_client_for(instance()))
     assert isinstance(error, exceptions.ConnectTimeout), repr(error)
     (made,) = OpenstackClients.made
     assert made.keystone_session.session.timeout == 1.0

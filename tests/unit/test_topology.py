@@ -3,7 +3,6 @@ the choice of the Heat client factory. The reader against real stacks:
 tests/lab/test_topology_lab.py."""
 from __future__ import annotations
 
-import sys
 import types
 
 import pytest
@@ -66,7 +65,7 @@ def test_client_without_tacker(heat_options, monkeypatch):
         heat_client_for(types.SimpleNamespace(vim_connection_info=[]))
 
 
-def test_client_through_tacker_vim(heat_options, monkeypatch):
+def test_client_through_tacker_vim(heat_options, fake_tacker):
     seen = {}
 
     class VimClient:
@@ -82,25 +81,7 @@ def test_client_through_tacker_vim(heat_options, monkeypatch):
             self.keystone_session = session.Session()
             self.heat = 'the heatclient'
 
-    fakes = {
-        'tacker': types.ModuleType('tacker'),
-        'tacker.context': types.SimpleNamespace(
-            get_admin_context=lambda: 'admin'),
-        'tacker.vnfm': types.ModuleType('tacker.vnfm'),
-        'tacker.vnfm.vim_client': types.SimpleNamespace(VimClient=VimClient),
-        'tacker.common': types.ModuleType('tacker.common'),
-        'tacker.common.clients': types.SimpleNamespace(
-            OpenstackClients=OpenstackClients),
-    }
-    for name, module in fakes.items():
-        monkeypatch.setitem(sys.modules, name, module)
-    for parent, child, attr in (
-            ('tacker', 'tacker.context', 'context'),
-            ('tacker', 'tacker.vnfm', 'vnfm'),
-            ('tacker.vnfm', 'tacker.vnfm.vim_client', 'vim_client'),
-            ('tacker', 'tacker.common', 'common'),
-            ('tacker.common', 'tacker.common.clients', 'clients')):
-        setattr(fakes[parent], attr, fakes[child])
+    fake_tacker(VimClient, OpenstackClients)
     connections = [
         types.SimpleNamespace(vim_id='k8s-vim', vim_type='kubernetes',
                               access_info={}),
