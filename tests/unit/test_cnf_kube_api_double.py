@@ -15,6 +15,7 @@ from kubernetes_mgmt_lab.kube_api import (
     Timing,
     cluster_admin,
     namespace_role,
+    rbac,
 )
 
 
@@ -219,3 +220,25 @@ def test_a_silent_client_does_not_stall_other_tls_clients(tmp_path):
                 names = [n.metadata.name for n in client.CoreV1Api(api)
                          .list_namespace(_request_timeout=5).items]
         assert 'default' in names
+
+
+def test_a_kubelet_certificate_reads_its_own_node_only():
+    # As kube-apiserver's Node authorizer: the install script checks with
+    # kubelet.conf that a join whose record is missing did register.
+    kubelet = rbac.from_certificate({'subject': (
+        (('organizationName', 'system:nodes'),),
+        (('commonName', 'system:node:worker-1'),))})
+
+    def may(verb: str, name: str | None) -> bool:
+        return rbac.allows(kubelet, rbac.Attributes(
+            verb=verb, group='', resource='nodes', namespace=None,
+            name=name))
+    assert may('get', 'worker-1')
+    assert not may('get', 'worker-2')
+    assert not may('delete', 'worker-1')
+    assert not may('list', None)
+    stranger = rbac.from_certificate({'subject': (
+        (('commonName', 'system:node:worker-1'),),)})
+    assert not rbac.allows(stranger, rbac.Attributes(
+        verb='get', group='', resource='nodes', namespace=None,
+        name='worker-1'))

@@ -5,7 +5,9 @@ whose own grant is at most one set of rules in one namespace; what the
 cluster's stored bindings grant besides is ``authorizer``'s. Discovery
 paths are
 open to every authenticated user (``system:discovery`` in a real
-cluster), and so is SelfSubjectAccessReview (``system:basic-user``).
+cluster), and so is SelfSubjectAccessReview (``system:basic-user``); a
+node (``system:node:NAME`` in ``system:nodes``) reads its own Node, as the
+Node authorizer lets it.
 """
 from __future__ import annotations
 
@@ -54,10 +56,26 @@ def allows(identity: Identity, attrs: Attributes) -> bool:
     if attrs.group == 'authorization.k8s.io' and \
             attrs.resource == 'selfsubjectaccessreviews':
         return attrs.verb == 'create'
+    if _own_node(identity, attrs):
+        return True
     if identity.namespace is None or attrs.namespace != identity.namespace:
         return False
     return any(rule.allows(attrs.group, attrs.resource, attrs.verb)
                for rule in identity.rules)
+
+
+NODES_GROUP = 'system:nodes'
+NODE_USER_PREFIX = 'system:node:'
+
+
+def _own_node(identity: Identity, attrs: Attributes) -> bool:
+    """kube-apiserver's Node authorizer, the part kubelets' credentials
+    are used for here: a node reads its own Node object."""
+    return (NODES_GROUP in identity.groups
+            and identity.user.startswith(NODE_USER_PREFIX)
+            and attrs.verb == 'get' and attrs.group == ''
+            and attrs.resource == 'nodes'
+            and attrs.name == identity.user[len(NODE_USER_PREFIX):])
 
 
 def forbidden_message(identity: Identity, attrs: Attributes) -> str:
