@@ -673,9 +673,15 @@ def _ns_pins(root: str, name: str) -> set[int]:
 
 @dataclasses.dataclass(frozen=True)
 class _Inventory:
-    """The lab's VMs' host keys as an authority, read when asked."""
+    """The host keys of the lab's VM at an address (the one plugged in
+    there now), read from its disk when asked."""
 
     lab: Lab
 
     def published(self, host_id: str) -> PublishedKeys | None:
-        return self.lab.host_keys().published(host_id)
+        try:
+            host = self.lab.host_at(host_id)
+        except LabError:
+            return None
+        return StaticKeys({host_id: hosts.host_public_keys(host)}) \
+            .published(host_id)

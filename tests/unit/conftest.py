@@ -136,6 +136,10 @@ class SilentServer:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Close every connection and the listener (once)."""
         if self._stop.is_set():
             return
         self._stop.set()
@@ -159,7 +163,7 @@ class SilentServer:
         worker = threading.Thread(target=run, daemon=True)
         worker.start()
         worker.join(20)
-        self.__exit__()
+        self.stop()
         worker.join()
         return result[0]
 
