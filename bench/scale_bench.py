@@ -19,7 +19,7 @@ import functools
 import time
 from pathlib import Path
 
-from kubernetes_mgmt.orchestration.scale import scale_out
+from kubernetes_mgmt.operations.scale import scale_out
 from kubernetes_mgmt_lab import driving
 from kubernetes_mgmt_lab.bench_output import run_each, show_progress
 from kubernetes_mgmt_lab.emulated import set_install_delay

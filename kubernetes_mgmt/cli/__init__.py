@@ -17,8 +17,8 @@ from kubernetes_mgmt import redact
 
 _SUBCOMMAND_MODULES = (
     'kubernetes_mgmt.cli.validate',
-    'kubernetes_mgmt.cli.package',
-    'kubernetes_mgmt.cli.plan',
+    'kubernetes_mgmt.cli.package_commands',
+    'kubernetes_mgmt.cli.plan_command',
 )
 PLUGIN_GROUP = 'kubernetes_mgmt.cli_commands'
 

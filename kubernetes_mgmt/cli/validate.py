@@ -17,7 +17,8 @@ import sys
 from typing import Any
 
 from kubernetes_mgmt.errors import ValidationError
-from kubernetes_mgmt.params import checks, lcm_requests, model
+from kubernetes_mgmt.params import checks, lcm_requests
+from kubernetes_mgmt.params import cluster_params as model
 from kubernetes_mgmt.params.paths import Path, render, sort_key
 from kubernetes_mgmt.params.validate import parse_instantiate_request
 

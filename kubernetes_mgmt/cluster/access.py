@@ -1,9 +1,9 @@
 """How the driver reaches each host of a topology."""
 from __future__ import annotations
 
-from kubernetes_mgmt.params.model import ClusterParams
+from kubernetes_mgmt.params.cluster_params import ClusterParams
 from kubernetes_mgmt.remote.ssh import Endpoint, Login
-from kubernetes_mgmt.topology.model import Host, Role
+from kubernetes_mgmt.topology.hosts import Host, Role
 
 
 def endpoint_for(host: Host, params: ClusterParams) -> Endpoint:

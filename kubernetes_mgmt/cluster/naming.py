@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from kubernetes_mgmt.topology.model import Host, Role
+from kubernetes_mgmt.topology.hosts import Host, Role
 
 _INVALID = re.compile(r'[^a-z0-9-]+')
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.cluster import etcd
+from kubernetes_mgmt.cluster.api_server import node_readiness
+from kubernetes_mgmt.cluster.cluster_plan import Node
 from kubernetes_mgmt.cluster.etcd import EtcdMember
-from kubernetes_mgmt.cluster.kubectl import node_readiness
-from kubernetes_mgmt.cluster.plan import Node
 from kubernetes_mgmt.cluster.script import CONTRACT_VERSION, InstallScript
 from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.remote.ssh import SshSession

@@ -12,12 +12,12 @@ import re
 from collections.abc import Mapping, Sequence
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.cluster.plan import Node
+from kubernetes_mgmt.cluster.cluster_plan import Node
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.remote.kubectl import kubectl
 from kubernetes_mgmt.remote.ssh import SshSession
-from kubernetes_mgmt.topology.model import Topology
+from kubernetes_mgmt.topology.hosts import Topology
 
 LOG = redact.get_logger(__name__)
 HOST_ATTRIBUTE = 'OS-EXT-SRV-ATTR:host'

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kubernetes_mgmt.params.model import ClusterParams
+from kubernetes_mgmt.params.cluster_params import ClusterParams
 
 _ALWAYS = ('localhost', '127.0.0.1', '.svc', '.cluster.local')
 

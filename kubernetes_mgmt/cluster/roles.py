@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from kubernetes_mgmt.cluster import contract
-from kubernetes_mgmt.cluster.plan import ClusterPlan, Node
+from kubernetes_mgmt.cluster.cluster_plan import ClusterPlan, Node
 from kubernetes_mgmt.cluster.script import ConfigValue
 from kubernetes_mgmt.conf import CONF
 

@@ -19,7 +19,7 @@ from kubernetes_mgmt.cnf import namespaces, readiness, scope
 from kubernetes_mgmt.cnf.errors import CnfError, KubernetesCallFailed
 from kubernetes_mgmt.cnf.kube import KubeSession
 from kubernetes_mgmt.cnf.manifests import FILES_FIELD, Manifest
-from kubernetes_mgmt.cnf.plan import Plan
+from kubernetes_mgmt.cnf.request_check import Plan
 from kubernetes_mgmt.cnf.settings import Timings
 from kubernetes_mgmt.cnf.waiting import wait_for
 from kubernetes_mgmt.errors import Problem, ValidationError

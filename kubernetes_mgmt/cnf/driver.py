@@ -26,7 +26,7 @@ from kubernetes_mgmt.cnf import (
     vnfcs,
     vnfd,
 )
-from kubernetes_mgmt.cnf import plan as plans
+from kubernetes_mgmt.cnf import request_check as plans
 from kubernetes_mgmt.cnf.errors import CnfError
 from kubernetes_mgmt.cnf.lcm_store import LcmStore
 from kubernetes_mgmt.cnf.settings import Timings

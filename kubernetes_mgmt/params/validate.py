@@ -11,7 +11,8 @@ from typing import Any, NamedTuple
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.errors import Problem, ValidationError
-from kubernetes_mgmt.params import checks, model, schema
+from kubernetes_mgmt.params import checks, schema
+from kubernetes_mgmt.params import cluster_params as model
 from kubernetes_mgmt.params.casing import snake_keys
 from kubernetes_mgmt.params.paths import Path, render, show, sort_key
 from kubernetes_mgmt.params.schema import (

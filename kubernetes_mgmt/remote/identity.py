@@ -18,7 +18,7 @@ import paramiko
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from kubernetes_mgmt import integrity
+from kubernetes_mgmt.state import integrity
 
 _LABEL = b'kubernetes_mgmt ssh login key v1\0'
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import yaml
 
 from kubernetes_mgmt.errors import MgmtDriverError, Problem, ValidationError
-from kubernetes_mgmt.package import package_file
-from kubernetes_mgmt.params.model import ClusterParams, PvRegistration
+from kubernetes_mgmt.params.cluster_params import ClusterParams, PvRegistration
+from kubernetes_mgmt.params.package_file import package_file
 from kubernetes_mgmt.params.paths import render, show
 from kubernetes_mgmt.params.schema import PARAM_KEY
 

@@ -27,7 +27,7 @@ from keystoneauth1 import exceptions as ks_exc
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.errors import TopologyError
-from kubernetes_mgmt.params.model import (
+from kubernetes_mgmt.params.cluster_params import (
     ClusterParams,
     MasterParams,
     NodeGroupParams,
@@ -35,7 +35,7 @@ from kubernetes_mgmt.params.model import (
 )
 from kubernetes_mgmt.topology import heat_listing
 from kubernetes_mgmt.topology.heat_listing import Listing, Row
-from kubernetes_mgmt.topology.model import (
+from kubernetes_mgmt.topology.hosts import (
     Host,
     Role,
     ServerGroup,

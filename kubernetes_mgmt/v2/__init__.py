@@ -1,2 +1,3 @@
-"""Tacker's v2 VNF LCM API: the Mgmt Driver as a script of the VNF package
-that tacker-conductor runs in a child process, over the v1 hooks."""
+"""Stable names for Tacker's v2 API: the LCM script copied into v2 VNF
+packages (``lcm_script``) and the ``main`` it imports (``entry``). The
+work is in ``kubernetes_mgmt.shim.v2``."""

@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubernetes_mgmt.vim.model import VimRecord
+from kubernetes_mgmt.vim.registration import VimRecord
 
 VIM_TYPE = 'kubernetes'
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.remote.retry import Backoff
-from kubernetes_mgmt.vim.model import VimError
+from kubernetes_mgmt.vim.registration import VimError
 
 API_PATH = '/api'
 DEFAULT_DEADLINE = 30.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from kubernetes_mgmt import seams
-from kubernetes_mgmt.vim.model import VimRecord, VimSpec
+from kubernetes_mgmt.vim.registration import VimRecord, VimSpec
 
 
 @runtime_checkable

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubernetes_mgmt import redact, tacker_objects
-from kubernetes_mgmt.instance_state import DriverState
+from kubernetes_mgmt import redact
+from kubernetes_mgmt.shim import tacker_objects
+from kubernetes_mgmt.state.instance_state import DriverState
 from kubernetes_mgmt.vim.connection import remove_vim_connection
-from kubernetes_mgmt.vim.model import VimError, same_url
+from kubernetes_mgmt.vim.registration import VimError, same_url
 from kubernetes_mgmt.vim.registry import registry_for
 
 LOG = redact.get_logger(__name__)

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.vim.model import (
+from kubernetes_mgmt.vim.registration import (
     VimError,
     VimRecord,
     VimSpec,

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from kubernetes_mgmt.cnf import plan
+from kubernetes_mgmt.cnf import request_check as plan
 from kubernetes_mgmt.errors import ValidationError
 from kubernetes_mgmt.vnf_package.csar import Csar
 

@@ -22,8 +22,8 @@ from collections.abc import Iterator, Sequence
 from oslo_config import cfg
 
 from kubernetes_mgmt import conf as _conf  # noqa: F401  (registers opts)
-from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.kubernetes_mgmt import KubernetesMgmtDriver
+from kubernetes_mgmt.state import instance_state
 from kubernetes_mgmt_lab import conf as lab_conf
 from kubernetes_mgmt_lab import tacker_shapes
 from kubernetes_mgmt_lab.errors import LabError
@@ -170,7 +170,7 @@ def instantiate_end(request, instance, lab: Lab | None = None,
 def timed_instantiate(lab: Lab, parallel: int):
     """(progress, wall seconds) of the driver's instantiate on the lab's
     stack with ``max_parallel_hosts = parallel`` (benchmarks)."""
-    from kubernetes_mgmt.orchestration.instantiate import instantiate
+    from kubernetes_mgmt.operations.instantiate import instantiate
     from kubernetes_mgmt.params.validate import parse_cluster_params
 
     with driver_options(lab, max_parallel_hosts=parallel):

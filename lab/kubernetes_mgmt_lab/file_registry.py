@@ -18,7 +18,7 @@ from typing import Any
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.vim import probe
-from kubernetes_mgmt.vim.model import (
+from kubernetes_mgmt.vim.registration import (
     VimError,
     VimRecord,
     VimSpec,

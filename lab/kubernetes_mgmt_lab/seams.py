@@ -12,7 +12,7 @@ from typing import Any
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.errors import MgmtDriverError
-from kubernetes_mgmt.vim.model import VimError
+from kubernetes_mgmt.vim.registration import VimError
 from kubernetes_mgmt_lab.conf import CONF, GROUP, register_opts
 
 LOG = redact.get_logger(__name__)

@@ -15,7 +15,7 @@ import pytest
 
 from kubernetes_mgmt.cluster.naming import member_node_name
 from kubernetes_mgmt.errors import MgmtDriverError
-from kubernetes_mgmt.topology.model import Role
+from kubernetes_mgmt.topology.hosts import Role
 from kubernetes_mgmt_lab import driving
 from kubernetes_mgmt_lab.emulated import ClusterView
 from kubernetes_mgmt_lab.testing import unavailable_reason

@@ -18,7 +18,7 @@ SCRIPT = textwrap.dedent('''
     import eventlet
     eventlet.monkey_patch()
     import json, sys
-    from kubernetes_mgmt.orchestration.engine import run_each
+    from kubernetes_mgmt.engine.runner import run_each
     from kubernetes_mgmt.remote.hostkeys import HostKeyStore, StaticKeys
     from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
 

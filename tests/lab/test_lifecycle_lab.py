@@ -21,12 +21,12 @@ import urllib.request
 import pytest
 import yaml
 
-from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.cluster.naming import member_node_name
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
 from kubernetes_mgmt.remote.retry import poll
-from kubernetes_mgmt.topology.model import Role
+from kubernetes_mgmt.state import instance_state
+from kubernetes_mgmt.topology.hosts import Role
 from kubernetes_mgmt.vim.release import VimInUse
 from kubernetes_mgmt_lab import driving
 from kubernetes_mgmt_lab.emulated import ClusterView, inject_fault

@@ -16,10 +16,10 @@ import json
 
 import pytest
 
-from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.cluster.naming import member_node_name
 from kubernetes_mgmt.errors import MgmtDriverError
-from kubernetes_mgmt.topology.model import Role
+from kubernetes_mgmt.state import instance_state
+from kubernetes_mgmt.topology.hosts import Role
 from kubernetes_mgmt_lab import driving
 from kubernetes_mgmt_lab.emulated import ClusterView
 from kubernetes_mgmt_lab.testing import (

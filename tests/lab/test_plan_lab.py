@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from kubernetes_mgmt.cluster.naming import member_node_name
-from kubernetes_mgmt.topology.model import Role
+from kubernetes_mgmt.topology.hosts import Role
 from kubernetes_mgmt_lab import driving
 from kubernetes_mgmt_lab.testing import throwaway_lab, unavailable_reason
 

@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from kubernetes_mgmt import redact
+from kubernetes_mgmt.engine.runner import run_each
 from kubernetes_mgmt.errors import (
     CommandTimeout,
     ConnectError,
@@ -18,7 +19,6 @@ from kubernetes_mgmt.errors import (
     TransferTimeout,
     Unresponsive,
 )
-from kubernetes_mgmt.orchestration.engine import run_each
 from kubernetes_mgmt.remote.hostkeys import (
     HostKeyStore,
     StaticKeys,

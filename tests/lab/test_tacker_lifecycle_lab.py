@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from kubernetes_mgmt.instance_state import holds_state
+from kubernetes_mgmt.state.instance_state import holds_state
 from kubernetes_mgmt.vnf_package.layout import sample_package_dir
 from kubernetes_mgmt_lab.emulated import inject_fault
 from kubernetes_mgmt_lab.errors import LabError

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from kubernetes_mgmt.instance_state import METADATA_KEY, holds_state
 from kubernetes_mgmt.remote.retry import wait_until
-from kubernetes_mgmt.v2.instance import PARAMS_KEY, VIM_KEY
+from kubernetes_mgmt.shim.v2.instance import PARAMS_KEY, VIM_KEY
+from kubernetes_mgmt.state.instance_state import METADATA_KEY, holds_state
 from kubernetes_mgmt_lab import hosts
 from kubernetes_mgmt_lab.emulated import (
     held_commands,

@@ -31,7 +31,7 @@ from heatclient import client as heatclient
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import TopologyError
-from kubernetes_mgmt.params.model import (
+from kubernetes_mgmt.params.cluster_params import (
     ClusterParams,
     MasterParams,
     NodeGroupParams,
@@ -40,7 +40,7 @@ from kubernetes_mgmt.params.model import (
 )
 from kubernetes_mgmt.topology.heat import read_members, read_topology
 from kubernetes_mgmt.topology.heat_client import heat_client_for
-from kubernetes_mgmt.topology.model import Role, Volume
+from kubernetes_mgmt.topology.hosts import Role, Volume
 from kubernetes_mgmt_lab import conf as lab_conf
 from kubernetes_mgmt_lab.openstack import access, vnf_stack, vnf_templates
 from kubernetes_mgmt_lab.openstack.vnf_templates import Layout

@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from kubernetes_mgmt import package
+from kubernetes_mgmt.shim import package_source as package
 
 HOOKS = ('instantiate_end', 'scale_start', 'scale_end', 'heal_start',
          'heal_end', 'terminate_start', 'terminate_end')

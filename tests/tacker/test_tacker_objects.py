@@ -7,10 +7,11 @@ fields. These checks pin what the adapters do with them.
 import uuid
 from unittest import mock
 
-from kubernetes_mgmt import instance_state, tacker_objects
-from kubernetes_mgmt.instance_state import DriverState, NodeRecord
+from kubernetes_mgmt.shim import tacker_objects
+from kubernetes_mgmt.state import instance_state
+from kubernetes_mgmt.state.instance_state import DriverState, NodeRecord
 from kubernetes_mgmt.vim import connection
-from kubernetes_mgmt.vim.model import VimRecord
+from kubernetes_mgmt.vim.registration import VimRecord
 
 
 def _instance(tacker_conf, context):

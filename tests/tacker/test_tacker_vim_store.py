@@ -7,7 +7,7 @@ from oslo_config import cfg
 from tacker.extensions import nfvo
 from tacker.nfvo.drivers.vim import kubernetes_driver
 
-from kubernetes_mgmt.vim.model import VimError
+from kubernetes_mgmt.vim.registration import VimError
 from kubernetes_mgmt.vim.tacker_registry import TackerVimRegistry
 
 

@@ -23,7 +23,7 @@ import pytest
 from oslo_config import cfg
 
 from kubernetes_mgmt.params.validate import parse_cluster_params
-from kubernetes_mgmt.topology.model import Host, Role, Topology
+from kubernetes_mgmt.topology.hosts import Host, Role, Topology
 from kubernetes_mgmt.vnf_package import sol001
 from kubernetes_mgmt.vnf_package.build import BuildOptions, build
 

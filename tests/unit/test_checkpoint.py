@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from kubernetes_mgmt import instance_state
-from kubernetes_mgmt.cluster.plan import build_plan
-from kubernetes_mgmt.instance_state import DriverState
-from kubernetes_mgmt.orchestration import engine
-from kubernetes_mgmt.orchestration.checkpoint import Checkpoint
-from kubernetes_mgmt.orchestration.graph import Graph
-from kubernetes_mgmt.orchestration.progress import Progress
+from kubernetes_mgmt.cluster.cluster_plan import build_plan
+from kubernetes_mgmt.engine import runner as engine
+from kubernetes_mgmt.engine.graph import Graph
+from kubernetes_mgmt.engine.progress import Progress
+from kubernetes_mgmt.operations.checkpoint import Checkpoint
 from kubernetes_mgmt.remote.hostkeys import HostKeyStore
+from kubernetes_mgmt.state import instance_state
+from kubernetes_mgmt.state.instance_state import DriverState
 
 
 class _Instance:

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kubernetes_mgmt.cluster import contract, roles, script
-from kubernetes_mgmt.cluster import plan as cluster_plan
-from kubernetes_mgmt.cluster.plan import build_plan
+from kubernetes_mgmt.cluster import cluster_plan, contract, roles, script
+from kubernetes_mgmt.cluster.cluster_plan import build_plan
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from kubernetes_mgmt.cluster.plan import build_plan
+from kubernetes_mgmt.cluster.cluster_plan import build_plan
 from kubernetes_mgmt.cluster.record import ClusterRecord
 
 # package, options, cluster_params, topology_of: tests/unit/conftest.py

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kubernetes_mgmt.cnf import plan
+from kubernetes_mgmt.cnf import request_check as plan
 from kubernetes_mgmt.errors import ValidationError
 from kubernetes_mgmt_lab.kube_api import KubeApiDouble, cluster_admin
 from kubernetes_mgmt_lab.kube_api.lcm import (

@@ -5,11 +5,12 @@ import threading
 
 import pytest
 
+from kubernetes_mgmt.engine import runner as engine
+from kubernetes_mgmt.engine import timing
+from kubernetes_mgmt.engine.graph import Graph, GraphError, render
+from kubernetes_mgmt.engine.progress import Progress
+from kubernetes_mgmt.engine.runner import GraphFailed, run_each
 from kubernetes_mgmt.errors import CommandFailed
-from kubernetes_mgmt.orchestration import engine, timing
-from kubernetes_mgmt.orchestration.engine import GraphFailed, run_each
-from kubernetes_mgmt.orchestration.graph import Graph, GraphError, render
-from kubernetes_mgmt.orchestration.progress import Progress
 
 
 def run(graph, parallel=4):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kubernetes_mgmt.cli import main
-from kubernetes_mgmt.orchestration.progress import PhaseTiming, Progress
+from kubernetes_mgmt.engine.progress import PhaseTiming, Progress
 from kubernetes_mgmt_lab.cli.demo import node_table
 from kubernetes_mgmt_lab.state import LabHost
 

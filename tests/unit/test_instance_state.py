@@ -4,9 +4,9 @@ import json
 import pytest
 from oslo_config import cfg
 
-from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.errors import MgmtDriverError
-from kubernetes_mgmt.instance_state import DriverState, NodeRecord
+from kubernetes_mgmt.state import instance_state
+from kubernetes_mgmt.state.instance_state import DriverState, NodeRecord
 
 
 class Instance:

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from kubernetes_mgmt import tacker_objects
 from kubernetes_mgmt.cluster.etcd import EtcdMember, parse_members
 from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
-from kubernetes_mgmt.instance_state import DriverState, NodeRecord
-from kubernetes_mgmt.orchestration import heal, scale
+from kubernetes_mgmt.operations import heal, scale
 from kubernetes_mgmt.params.validate import parse_cluster_params
+from kubernetes_mgmt.shim import tacker_objects
+from kubernetes_mgmt.state.instance_state import DriverState, NodeRecord
 from kubernetes_mgmt_lab import tacker_shapes
 
 REQUEST = {'k8s_cluster_installation_param': {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kubernetes_mgmt.cluster.cluster_plan import Node
 from kubernetes_mgmt.cluster.etcd import EtcdMember
 from kubernetes_mgmt.cluster.node_state import (
     ClusterFacts,
@@ -14,10 +15,9 @@ from kubernetes_mgmt.cluster.node_state import (
     parse_status,
     reported_facts,
 )
-from kubernetes_mgmt.cluster.plan import Node
 from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.remote.ssh import Endpoint, Login
-from kubernetes_mgmt.topology.model import Host, Role
+from kubernetes_mgmt.topology.hosts import Host, Role
 
 FILES = ('kubelet.conf', 'admin.conf', 'manifests/kube-apiserver.yaml',
          'pki/ca.crt')

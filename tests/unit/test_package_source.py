@@ -8,9 +8,9 @@ import types
 
 import pytest
 
-from kubernetes_mgmt import package
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.shim import package_source as package
 from kubernetes_mgmt_lab import conf as lab_conf
 
 INSTANCE = types.SimpleNamespace(vnfd_id='vnfd-1')

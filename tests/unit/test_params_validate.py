@@ -12,7 +12,7 @@ import pytest
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.errors import ValidationError
-from kubernetes_mgmt.params import model
+from kubernetes_mgmt.params import cluster_params as model
 from kubernetes_mgmt.params.validate import (
     parse_cluster_params,
     parse_instantiate_request,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from kubernetes_mgmt.cluster.cluster_plan import Node
 from kubernetes_mgmt.cluster.placement import node_labels
-from kubernetes_mgmt.cluster.plan import Node
 from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.remote.ssh import Endpoint, Login
-from kubernetes_mgmt.tacker_objects import grant_zones
-from kubernetes_mgmt.topology.model import Host, Role, ServerGroup, Topology
+from kubernetes_mgmt.shim.tacker_objects import grant_zones
+from kubernetes_mgmt.topology.hosts import Host, Role, ServerGroup, Topology
 from kubernetes_mgmt_lab import tacker_shapes as shapes
 
 ZONES = ('topology.kubernetes.io/zone', 'kubernetes.io/zone')

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from kubernetes_mgmt.errors import ValidationError
-from kubernetes_mgmt.params.model import (
+from kubernetes_mgmt.params.cluster_params import (
     ClusterParams,
     MasterParams,
     NfsExport,

@@ -6,9 +6,10 @@ import sys
 import textwrap
 import threading
 
-from kubernetes_mgmt import lifecycle, redact
+from kubernetes_mgmt import redact
+from kubernetes_mgmt.engine.runner import run_each
 from kubernetes_mgmt.errors import CommandFailed
-from kubernetes_mgmt.orchestration.engine import run_each
+from kubernetes_mgmt.shim import v1_hooks as lifecycle
 
 LOGGER = 'kubernetes_mgmt.test_redact'
 
@@ -152,7 +153,7 @@ EVENTLET = textwrap.dedent('''
     eventlet.monkey_patch()
     import json, logging
     from kubernetes_mgmt import redact
-    from kubernetes_mgmt.orchestration.engine import run_each
+    from kubernetes_mgmt.engine.runner import run_each
 
     gate = eventlet.event.Event()
 

@@ -42,7 +42,7 @@ def test_a_plugin_that_cannot_load_says_which_and_why(broken_plugin):
 
 
 def test_the_products_own_implementations_are_there():
-    from kubernetes_mgmt import package
+    from kubernetes_mgmt.shim import package_source as package
     from kubernetes_mgmt.topology import heat_client
     from kubernetes_mgmt.vim import registry
 

@@ -15,14 +15,14 @@ import threading
 import pytest
 from oslo_config import cfg
 
-from kubernetes_mgmt import generations, instance_state, integrity
-from kubernetes_mgmt.instance_state import (
+from kubernetes_mgmt.shim.v2.instance import V2Instance
+from kubernetes_mgmt.state import generations, instance_state, integrity
+from kubernetes_mgmt.state.instance_state import (
     METADATA_KEY,
     DriverState,
     TamperedState,
 )
-from kubernetes_mgmt.integrity import StateKeyError
-from kubernetes_mgmt.v2.instance import V2Instance
+from kubernetes_mgmt.state.integrity import StateKeyError
 
 GROUP = 'kubernetes_mgmt'
 

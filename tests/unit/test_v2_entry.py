@@ -11,10 +11,10 @@ import textwrap
 
 import pytest
 
-from kubernetes_mgmt import instance_state
-from kubernetes_mgmt.instance_state import METADATA_KEY, DriverState
-from kubernetes_mgmt.v2 import entry
-from kubernetes_mgmt.v2.instance import V2Instance
+from kubernetes_mgmt.shim.v2 import entry
+from kubernetes_mgmt.shim.v2.instance import V2Instance
+from kubernetes_mgmt.state import instance_state
+from kubernetes_mgmt.state.instance_state import METADATA_KEY, DriverState
 
 SCRIPT = importlib.util.find_spec('kubernetes_mgmt.v2.lcm_script').origin
 PASSWORD = 'os-vim-Secret-42'

@@ -7,15 +7,16 @@ import json
 
 import pytest
 
-from kubernetes_mgmt import instance_state, tacker_objects
-from kubernetes_mgmt.instance_state import DriverState, NodeRecord
-from kubernetes_mgmt.v2 import sealed
-from kubernetes_mgmt.v2.instance import PARAMS_KEY, VIM_KEY, V2Instance
+from kubernetes_mgmt.shim import tacker_objects
+from kubernetes_mgmt.shim.v2 import sealed
+from kubernetes_mgmt.shim.v2.instance import PARAMS_KEY, VIM_KEY, V2Instance
+from kubernetes_mgmt.state import instance_state
+from kubernetes_mgmt.state.instance_state import DriverState, NodeRecord
 from kubernetes_mgmt.vim.connection import (
     add_vim_connection,
     remove_vim_connection,
 )
-from kubernetes_mgmt.vim.model import VimRecord
+from kubernetes_mgmt.vim.registration import VimRecord
 
 INSTANCE_ID = 'd6f8ad4e-6c3b-4d5c-9f4f-1b2a3c4d5e6f'
 STACK_ID = '5e3a1a2b-0c0d-4e5f-8a9b-0c1d2e3f4a5b'

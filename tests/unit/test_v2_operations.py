@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from kubernetes_mgmt import instance_state
 from kubernetes_mgmt.errors import ValidationError
-from kubernetes_mgmt.instance_state import DriverState, NodeRecord
 from kubernetes_mgmt.params.schema import USER_DATA_CLASS_KEY, USER_DATA_KEY
 from kubernetes_mgmt.params.validate import parse_cluster_params
-from kubernetes_mgmt.topology.model import Host, Role, Topology
-from kubernetes_mgmt.v2 import entry, operations
-from kubernetes_mgmt.v2.instance import V2Instance
-from kubernetes_mgmt.v2.operations import Call
+from kubernetes_mgmt.shim.v2 import entry, operations
+from kubernetes_mgmt.shim.v2.instance import V2Instance
+from kubernetes_mgmt.shim.v2.operations import Call
+from kubernetes_mgmt.state import instance_state
+from kubernetes_mgmt.state.instance_state import DriverState, NodeRecord
+from kubernetes_mgmt.topology.hosts import Host, Role, Topology
 
 REPO = Path(__file__).resolve().parents[2]
 INSTANCE_ID = 'inst-7'

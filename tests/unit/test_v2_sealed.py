@@ -8,7 +8,7 @@ import pytest
 from oslo_config import cfg
 
 from kubernetes_mgmt.errors import MgmtDriverError
-from kubernetes_mgmt.v2 import sealed
+from kubernetes_mgmt.shim.v2 import sealed
 
 PARAMS = {'k8s_cluster_installation_param': {
     'master_node': {'username': 'ubuntu',

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from kubernetes_mgmt.v2 import stdio
+from kubernetes_mgmt.shim.v2 import stdio
 
 RESULT = {'vnf_instance': {'id': 'inst-1', 'metadata': {'a': 'b'}},
           'user_script_err_handling_data': {'kubernetes_mgmt': '{}'}}

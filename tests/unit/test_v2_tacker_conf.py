@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from kubernetes_mgmt.v2 import tacker_conf
+from kubernetes_mgmt.shim.v2 import tacker_conf
 
 BASH = shutil.which('bash')
 MASTER_TITLE = ('tacker-conductor: master process [/usr/bin/python3 '

@@ -8,11 +8,11 @@ import types
 import pytest
 
 from kubernetes_mgmt.errors import TopologyError
-from kubernetes_mgmt.params.model import NodeGroupParams
+from kubernetes_mgmt.params.cluster_params import NodeGroupParams
 from kubernetes_mgmt.topology import heat as topology_heat
 from kubernetes_mgmt.topology import heat_listing
 from kubernetes_mgmt.topology.heat_listing import Listing, Row
-from kubernetes_mgmt.topology.model import Role
+from kubernetes_mgmt.topology.hosts import Role
 
 STACK_ID = 'top-id'
 TOP = f'vnf-inst/{STACK_ID}'

@@ -14,7 +14,6 @@ import paramiko
 import pytest
 import yaml
 
-from kubernetes_mgmt import lifecycle
 from kubernetes_mgmt.errors import HostKeyMismatch, ValidationError
 from kubernetes_mgmt.remote import console_keys, identity, user_data
 from kubernetes_mgmt.remote.hostkeys import (
@@ -25,6 +24,7 @@ from kubernetes_mgmt.remote.hostkeys import (
     Target,
     key_text,
 )
+from kubernetes_mgmt.shim import v1_hooks as lifecycle
 
 REPO = Path(__file__).resolve().parents[2]
 VM = Target('server-1', '10.0.0.5', 'worker-0@10.0.0.5')
@@ -246,8 +246,8 @@ def test_v2_instantiate_start_hands_the_user_data_to_the_package(
         USER_DATA_CLASS_KEY,
         USER_DATA_KEY,
     )
-    from kubernetes_mgmt.v2 import operations
-    from kubernetes_mgmt.v2.instance import V2Instance
+    from kubernetes_mgmt.shim.v2 import operations
+    from kubernetes_mgmt.shim.v2.instance import V2Instance
 
     body = _request()
     additional = body['additionalParams']

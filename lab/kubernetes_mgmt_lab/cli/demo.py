@@ -136,7 +136,7 @@ def run_flavour(flavour: str, services_root: str) -> int:
 
 
 def _lifecycle(lab, instance) -> None:
-    from kubernetes_mgmt import instance_state
+    from kubernetes_mgmt.state import instance_state
     from kubernetes_mgmt_lab import driving
 
     def step(title: str) -> None:

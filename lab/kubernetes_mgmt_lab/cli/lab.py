@@ -7,7 +7,7 @@ import os
 import sys
 import time
 
-from kubernetes_mgmt.orchestration.plans import OPERATIONS
+from kubernetes_mgmt.operations.plans import OPERATIONS
 from kubernetes_mgmt_lab.state import DEFAULT_ROOT
 
 
@@ -103,10 +103,10 @@ def register(subparsers) -> None:
 
 
 def _plan(args) -> int:
-    from kubernetes_mgmt.cli.plan import print_plan
+    from kubernetes_mgmt.cli.plan_command import print_plan
     from kubernetes_mgmt.cluster.naming import member_node_name
     from kubernetes_mgmt.conf import CONF
-    from kubernetes_mgmt.topology.model import Role
+    from kubernetes_mgmt.topology.hosts import Role
     from kubernetes_mgmt_lab import driving
     from kubernetes_mgmt_lab.errors import LabError
     from kubernetes_mgmt_lab.manager import Lab

@@ -18,7 +18,7 @@ import configparser
 import os
 import socket
 
-from kubernetes_mgmt import durable
+from kubernetes_mgmt.state import durable
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.openstack import conffile, processes, rabbitmq, tacker
 from kubernetes_mgmt_lab.openstack.layout import Root

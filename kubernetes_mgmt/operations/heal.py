@@ -1,0 +1,334 @@
+"""heal_start / heal_end for named VNFCs (SOL002 ``vnfcInstanceId``).
+
+Before Heat rebuilds the VMs (heal_start), each node leaves the cluster
+from a master that stays: a master first leaves the HAProxy backends of
+the other masters, then its node is deleted and its etcd member removed;
+a worker is drained and deleted. The VMs being healed are not contacted.
+After the rebuild (heal_end) the new VMs are prepared and join again -
+masters one at a time as control-plane nodes with a fresh certificate
+key, then back into HAProxy - and their new SSH host keys are accepted.
+
+At least one master must stay untouched: healing the only master of a
+single-master cluster (or every master) is refused before anything
+changes; a heal of the whole VNF rebuilds such a cluster.
+
+The storage server's VNFC heals too (``orchestration.storage``): refused
+while a PersistentVolume is Bound, else the PVs are deleted first and
+registered again, pointing at the new server, once it is set up.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes_mgmt import redact
+from kubernetes_mgmt.cluster import etcd, vip
+from kubernetes_mgmt.cluster.cluster_plan import ClusterPlan, Node
+from kubernetes_mgmt.cluster.node_removal import remove_node
+from kubernetes_mgmt.cluster.placement import node_labels
+from kubernetes_mgmt.conf import CONF
+from kubernetes_mgmt.engine.graph import CLUSTER, Graph, Step
+from kubernetes_mgmt.engine.progress import Progress
+from kubernetes_mgmt.errors import Problem, ValidationError
+from kubernetes_mgmt.operations.context import Day2
+from kubernetes_mgmt.shim import tacker_objects
+from kubernetes_mgmt.state.instance_state import DriverState
+from kubernetes_mgmt.steps import declare as steps
+from kubernetes_mgmt.steps import storage_actions as storage
+from kubernetes_mgmt.steps.cluster_setup import ClusterSetup
+from kubernetes_mgmt.topology.hosts import Role
+
+LOG = redact.get_logger(__name__)
+MASTER = Role.MASTER.value
+STORAGE = Role.STORAGE.value
+STORAGE_SERVER = 'storage server'    # the Target name of the NFS server
+# keepalived: HAProxy check rise (2 x 2 s) plus VRRP adverts.
+VIP_TAKEOVER_DEADLINE = 30.0
+
+
+@dataclass(frozen=True)
+class Target:
+    """A VNFC being healed and the node it was."""
+
+    vnfc_id: str
+    server_id: str      # the VM before the heal
+    name: str
+    role: str
+    ip: str
+
+    @property
+    def record(self) -> dict:
+        return {'server_id': self.server_id, 'name': self.name,
+                'role': self.role, 'ip': self.ip}
+
+
+# -- which nodes ------------------------------------------------------------
+
+def targets(vnf_instance: Any, vnfc_ids: Sequence[str],
+            state: DriverState) -> list[Target]:
+    """VNFC ids -> the nodes they are, from ``vnfc_resource_info`` and
+    the stored nodes (no network). Raises ValidationError."""
+    vnfcs = tacker_objects.vnfc_resources(vnf_instance)
+    records = state.node_records()
+    found, problems = [], []
+    for index, vnfc_id in enumerate(dict.fromkeys(vnfc_ids)):
+        path = f'vnfcInstanceId[{index}]'
+        vnfc = vnfcs.get(vnfc_id)
+        pending = state.healing.get(vnfc_id)
+        if vnfc is None:
+            problems.append(Problem(
+                path, f'{vnfc_id!r} is not a VNFC of VNF instance '
+                f'{tacker_objects.instance_id(vnf_instance)}; its VNFCs '
+                f'are: {", ".join(sorted(vnfcs)) or "(none)"}'))
+            continue
+        record = records.get(vnfc.server_id)
+        if record is not None:
+            found.append(Target(vnfc_id, vnfc.server_id, record.name,
+                                record.role, record.ip))
+        elif vnfc.server_id and vnfc.server_id == state.storage_server:
+            found.append(Target(vnfc_id, vnfc.server_id, STORAGE_SERVER,
+                                STORAGE, ''))
+        elif pending is not None:      # heal_start is being repeated
+            found.append(Target(vnfc_id, **pending))
+        else:
+            problems.append(Problem(
+                path, f'VNFC {vnfc_id} (server {vnfc.server_id or "?"}, '
+                f'VDU {vnfc.vdu_id or "?"}) is not a node of this '
+                'Kubernetes cluster'))
+    if problems:
+        raise ValidationError(problems)
+    _check_a_master_stays(state, found)
+    return found
+
+
+def _check_a_master_stays(state: DriverState,
+                          chosen: Sequence[Target]) -> None:
+    masters = {r.name for r in state.node_records().values()
+               if r.role == MASTER}
+    healed = {t.name for t in chosen if t.role == MASTER}
+    if not masters or masters - healed:
+        return
+    where = [t.vnfc_id for t in chosen if t.role == MASTER]
+    if len(masters) == 1:
+        message = (f'VNFC {where[0]} is the only master of this '
+                   'single-master cluster: rebuilding it would lose the '
+                   "cluster's etcd data and certificates. Heal the whole "
+                   'VNF instead (a heal request without vnfcInstanceId), '
+                   'which installs the cluster again.')
+    else:
+        message = (f'VNFCs {", ".join(where)} are all {len(masters)} '
+                   'masters: at least one must stay to rebuild the others '
+                   'from. Heal them in separate requests, or heal the '
+                   'whole VNF.')
+    raise ValidationError([Problem('vnfcInstanceId', message)])
+
+
+# -- heal_start -------------------------------------------------------------
+
+def heal_start(context: Any, vnf_instance: Any,
+               vnfc_ids: Sequence[str]) -> Progress:
+    op = Day2.load('heal', context, vnf_instance)
+    chosen = targets(vnf_instance, vnfc_ids, op.state)
+    plan = op.read_plan()
+    with op.sessions() as sessions:
+        op.run(heal_start_graph(op, ClusterSetup(plan, sessions,
+                                                 op.progress), chosen))
+    return op.finish()
+
+
+def heal_start_graph(op: Day2, setup: ClusterSetup,
+                     chosen: Sequence[Target]) -> Graph:
+    """From a master that stays: refuse a storage heal while a PV is
+    Bound (before anything changes); note the targets in the instance;
+    take healed masters out of the other masters' HAProxy; remove each
+    healed master (node and etcd member, one at a time) and each healed
+    worker; delete the PVs of a healed storage server."""
+    plan, graph = setup.plan, Graph(op.operation)
+    names = {t.name for t in chosen}
+    masters = [t for t in chosen if t.role == MASTER]
+    workers = [t for t in chosen if t.role not in (MASTER, STORAGE)]
+    healing_storage = any(t.role == STORAGE for t in chosen)
+    timeout = CONF.kubernetes_mgmt.drain_timeout
+
+    def kube():
+        return setup.session(setup.first)
+
+    helper = op.choose_helper(graph, setup, names)
+    refused = graph.add('check volumes unused', CLUSTER,
+                        lambda _: storage.refuse_if_in_use(plan, kube()),
+                        needs=[helper]) if healing_storage else None
+
+    def note(_) -> None:
+        for target in chosen:
+            op.state.healing[target.vnfc_id] = target.record
+        op.save()
+
+    noted = graph.add('note healed VNFCs', CLUSTER, note,
+                      needs=[helper, refused])
+    lbs: dict = {}
+    if masters and plan.ha:
+        staying = [m for m in plan.masters if m.name not in names]
+        lbs = steps.load_balancers(graph, setup, staying, backends=staying,
+                                   needs=[noted])
+    previous = None
+    for target in masters:
+        previous = graph.add(
+            'remove master', target.name,
+            lambda _, t=target: _remove_master(setup, t, timeout),
+            needs=[noted, previous, *lbs.values()], serial=steps.ETCD)
+    for target in workers:
+        graph.add('remove node', target.name,
+                  lambda _, t=target: remove_node(kube(), t.name,
+                                                  drain_timeout=timeout),
+                  needs=[noted])
+    if healing_storage and plan.persistent_volumes:
+        graph.add('delete persistent volumes', CLUSTER,
+                  lambda _: storage.release_volumes(plan, kube()),
+                  needs=[noted])
+    return graph
+
+
+def _remove_master(setup: ClusterSetup, target: Target,
+                   timeout: float) -> None:
+    kube = setup.session(setup.first)
+    remove_node(kube, target.name, drain_timeout=timeout)
+    etcd.remove_node_member(kube, setup.first.name, target.name, target.ip)
+
+
+# -- heal_end -------------------------------------------------------------
+
+def rebuilt(vnf_instance: Any, vnfc_ids: Sequence[str], state: DriverState,
+            plan: ClusterPlan) -> list[tuple[str, Node]]:
+    """(VNFC id, node on its new VM) for each VNFC: the server Tacker now
+    records for the VNFC, else the node heal_start noted for it."""
+    vnfcs = tacker_objects.vnfc_resources(vnf_instance)
+    hosts = plan.nodes + ((plan.storage,) if plan.storage else ())
+    by_server = {n.host.server_id: n for n in hosts}
+    by_name: dict[str, Node] = {n.name: n for n in plan.nodes}
+    if plan.storage:
+        by_name[STORAGE_SERVER] = plan.storage
+    found, problems = [], []
+    for index, vnfc_id in enumerate(dict.fromkeys(vnfc_ids)):
+        vnfc = vnfcs.get(vnfc_id)
+        node = by_server.get(vnfc.server_id) if vnfc else None
+        pending = state.healing.get(vnfc_id)
+        if node is None and pending is not None:
+            node = by_name.get(pending['name'])
+        if node is None:
+            problems.append(Problem(
+                f'vnfcInstanceId[{index}]',
+                f'{vnfc_id!r}: no VM of stack {plan.topology.stack_id} '
+                'belongs to this VNFC' + (
+                    '' if vnfc else ' (it is not in vnfc_resource_info)')))
+        else:
+            found.append((vnfc_id, node))
+    if problems:
+        raise ValidationError(problems)
+    return found
+
+
+def heal_end(context: Any, vnf_instance: Any, vnfc_ids: Sequence[str],
+             vnf: dict | None = None,
+             zones: dict[str, str] | None = None) -> Progress:
+    op = Day2.load('heal', context, vnf_instance)
+    plan = op.read_plan(vnf, settled=True)
+    healed = rebuilt(vnf_instance, vnfc_ids, op.state, plan)
+    server = [(vnfc_id, n) for vnfc_id, n in healed if n is plan.storage]
+    healed = [(vnfc_id, n) for vnfc_id, n in healed if n is not plan.storage]
+    nodes = [node for _, node in healed]
+    names = {n.name for n in nodes}
+    if not {m.name for m in plan.masters} - names:
+        raise ValidationError([Problem(
+            'vnfcInstanceId', 'every master is being healed: no master is '
+            'left to join them to; heal the whole VNF instead')])
+    labels = node_labels(plan.topology, nodes, zones or {})
+    moved = [n for vnfc_id, n in healed
+             if op.state.healing.get(vnfc_id, {}).get('ip', n.ip) != n.ip]
+    # A rebuilt VM is a new Nova server: its key is the one it publishes.
+    with op.sessions() as sessions:
+        setup = ClusterSetup(plan, sessions, op.progress)
+        with steps.tokens_deleted_on_failure(setup):
+            op.run(heal_end_graph(op, setup, nodes, moved, labels,
+                                  storage_server=bool(server)))
+    for vnfc_id, node in healed:
+        for server_id, record in list(op.state.node_records().items()):
+            if record.name == node.name:
+                op.state.forget_node(server_id)
+        op.state.healing.pop(vnfc_id, None)
+    op.remember(nodes)
+    for vnfc_id, node in server:
+        op.state.storage_server = node.host.server_id
+        op.state.healing.pop(vnfc_id, None)
+    return op.finish()
+
+
+def heal_end_graph(op: Day2, setup: ClusterSetup, nodes: Sequence[Node],
+                   moved: Sequence[Node], labels: dict[str, dict[str, str]],
+                   storage_server: bool = False) -> Graph:
+    """The rebuilt VMs become nodes again: each is prepared, its old
+    self (node object, etcd member) removed unless it has joined, then it
+    joins (masters one at a time). Once all are Ready: HAProxy on every
+    master again, the VIP back on the first master if it was rebuilt,
+    labels, and - if an address changed - every other node's
+    /etc/hosts. A rebuilt storage server is set up and the PVs
+    registered again."""
+    graph = Graph(op.operation)
+    helper = op.choose_helper(graph, setup, {n.name for n in nodes})
+    if nodes:
+        _rejoin(graph, setup, helper, nodes, moved, labels)
+    if storage_server:
+        server = steps.storage_server(graph, setup)
+        steps.register_volumes(graph, setup, [helper, server])
+    return graph
+
+
+def _rejoin(graph: Graph, setup: ClusterSetup, helper: Step,
+            nodes: Sequence[Node], moved: Sequence[Node],
+            labels: dict[str, dict[str, str]]) -> None:
+    plan = setup.plan
+    prepared = steps.prepare(graph, setup, nodes)
+    cleared = {n.name: graph.add(
+        'check old node gone', n.label, lambda _, n=n: _forget_old_self(
+            setup, n), check=lambda n=n: not setup.joined(n),
+        needs=[helper, prepared[n.name]],
+        serial=steps.ETCD if n.host.role is Role.MASTER else None,
+        why='the new VM has joined') for n in nodes}
+    credentials = steps.refresh_join(graph, setup, [helper])
+    joined = steps.joins(graph, setup, _masters_first(nodes), credentials,
+                         cleared)
+    steps.delete_join_tokens(graph, setup, [credentials, *joined])
+    ready = steps.wait_ready(graph, setup, nodes, joined)
+    masters = [n for n in nodes if n.host.role is Role.MASTER]
+    if masters and plan.ha:
+        lbs = steps.load_balancers(graph, setup, plan.masters,
+                                   needs=[ready])
+        if plan.masters[0] in masters:
+            # The VRRP MASTER is back: let it take the VIP now.
+            first = plan.masters[0]
+            graph.add('VIP back on', first.label,
+                      lambda _: vip.wait_for_vip(
+                          setup.session(first), plan.topology.cluster_ip,
+                          deadline=VIP_TAKEOVER_DEADLINE),
+                      needs=list(lbs.values()))
+    steps.label_nodes(graph, setup, labels, [ready])
+    if moved:   # a new address: every node's /etc/hosts changes
+        steps.bystander_hosts(graph, setup,
+                              [n for n in plan.nodes if n not in nodes],
+                              [ready])
+
+
+def _masters_first(nodes: Sequence[Node]) -> list[Node]:
+    return sorted(nodes, key=lambda n: n.host.role is not Role.MASTER)
+
+
+def _forget_old_self(setup: ClusterSetup, node: Node) -> None:
+    """Before a rebuilt VM joins: no node object and no etcd member of
+    its old self may remain (kubeadm refuses to join then). heal_start
+    removed them; this repeats it for nodes not joined yet, so heal_end
+    also completes after a heal_start that failed half-way."""
+    kube = setup.session(setup.first)
+    remove_node(kube, node.name,
+                drain_timeout=CONF.kubernetes_mgmt.drain_timeout)
+    if node.host.role is Role.MASTER:
+        etcd.remove_node_member(kube, setup.first.name, node.name, node.ip)

@@ -1,1 +1,0 @@
-"""Running steps across hosts: bounded parallelism, per-host errors."""
