@@ -24,8 +24,8 @@ import yaml
 
 from kubernetes_mgmt.cli import main
 from kubernetes_mgmt.remote.retry import poll
-from kubernetes_mgmt_lab import net, procs
-from kubernetes_mgmt_lab.emulated import apiserver, objects, pki, store
+from kubernetes_mgmt_lab import net, pki, procs
+from kubernetes_mgmt_lab.emulated import apiserver, objects, store
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.manager import Lab
 from kubernetes_mgmt_lab.openstack import (

@@ -23,7 +23,9 @@ circle):
    objects, the seams other distributions plug into, crash-safe files.
 
 The graph is read from the code (every import statement, those inside
-functions too). The product never imports the lab (kubernetes_mgmt_lab).
+functions too). The product never imports the lab (kubernetes_mgmt_lab);
+the lab's folders and top-level modules import each other without a
+circle.
 """
 from __future__ import annotations
 
@@ -65,8 +67,8 @@ class Edge:
                f'{self.imported}'
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT.parent).with_suffix('').parts
+def _module_name(path: Path, root: Path = ROOT) -> str:
+    parts = path.relative_to(root.parent).with_suffix('').parts
     if parts[-1] == '__init__':
         parts = parts[:-1]
     return '.'.join(parts)
@@ -79,13 +81,14 @@ def _unit(module: str) -> str:
     return SHIM_UNIT if parts[1] == PACKAGE else parts[1]
 
 
-def _exists(module: str) -> bool:
+def _exists(module: str, root: Path = ROOT) -> bool:
     relative = Path(*module.split('.')[1:])
-    return (ROOT / relative).with_suffix('.py').is_file() or \
-        (ROOT / relative / '__init__.py').is_file()
+    return (root / relative).with_suffix('.py').is_file() or \
+        (root / relative / '__init__.py').is_file()
 
 
-def _targets(node: ast.AST, module: str, is_package: bool) -> list[str]:
+def _targets(node: ast.AST, module: str, is_package: bool,
+             package: str = PACKAGE, root: Path = ROOT) -> list[str]:
     """Dotted names of the modules an import statement loads."""
     if isinstance(node, ast.Import):
         return [alias.name for alias in node.names]
@@ -100,7 +103,8 @@ def _targets(node: ast.AST, module: str, is_package: bool) -> list[str]:
     # "from kubernetes_mgmt import redact" loads a submodule; "from
     # kubernetes_mgmt import scripts_dir" an attribute of the package.
     return [f'{base}.{alias.name}'
-            if base.startswith(PACKAGE) and _exists(f'{base}.{alias.name}')
+            if base.startswith(package) and
+            _exists(f'{base}.{alias.name}', root)
             else base for alias in node.names]
 
 
@@ -198,3 +202,48 @@ def test_no_circle_between_packages():
 def test_the_product_never_imports_the_lab():
     lab = [e for e in import_edges() if e.target == LAB]
     assert not lab, _report('the product imports the lab:', lab)
+
+
+# The lab (kubernetes_mgmt_lab, under lab/): its units are its folders
+# and its top-level modules; they may import each other in any direction
+# but not in a circle (a circle makes two folders one room).
+LAB_ROOT = ROOT.parent / 'lab' / LAB
+
+
+def _lab_unit(module: str) -> str:
+    parts = module.split('.')
+    return parts[1] if len(parts) > 1 else ROOT_UNIT
+
+
+def lab_import_edges() -> list[Edge]:
+    edges = set()
+    for path in sorted(LAB_ROOT.rglob('*.py')):
+        module = _module_name(path, LAB_ROOT)
+        source = _lab_unit(module)
+        tree = ast.parse(path.read_text(encoding='utf-8'), str(path))
+        for node in ast.walk(tree):
+            for name in _targets(node, module, path.name == '__init__.py',
+                                 LAB, LAB_ROOT):
+                target = _lab_unit(name)
+                if name.split('.')[0] == LAB and target != source:
+                    edges.add(Edge(
+                        source, target,
+                        f'{path.relative_to(LAB_ROOT.parent)}:{node.lineno}',
+                        name))
+    return sorted(edges, key=str)
+
+
+def test_the_lab_graph_is_read_from_the_code():
+    edges = {(e.source, e.target) for e in lab_import_edges()}
+    assert ('emulated', 'kube_api') in edges        # module level
+    assert ('hosts', 'emulated') in edges           # inside a function
+    assert ('kube_api', 'pki') in edges             # from the lab's root
+    assert ('emulated', 'pki') in edges
+
+
+def test_no_circle_between_lab_folders_and_modules():
+    edges = lab_import_edges()
+    cycles = _cycles(edges)
+    offending = [e for e in edges for c in cycles
+                 if e.source in c and e.target in c]
+    assert not cycles, _report(f'lab units in a circle {cycles}:', offending)

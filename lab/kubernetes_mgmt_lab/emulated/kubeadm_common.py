@@ -9,10 +9,10 @@ import sys
 from dataclasses import dataclass, field
 
 from kubernetes_mgmt.remote.retry import wait_until
+from kubernetes_mgmt_lab import pki
 from kubernetes_mgmt_lab.emulated import (
     kubeconfig,
     packages,
-    pki,
     units,
     yamlio,
 )

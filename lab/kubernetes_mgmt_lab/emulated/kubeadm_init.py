@@ -6,12 +6,12 @@ import random
 import shutil
 import time
 
+from kubernetes_mgmt_lab import pki
 from kubernetes_mgmt_lab.emulated import (
     cluster,
     kubeconfig,
     objects,
     packages,
-    pki,
     store,
     tokens,
     units,

@@ -8,7 +8,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from kubernetes_mgmt_lab.emulated import pki
+from kubernetes_mgmt_lab import pki
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
-"""Certificates of the emulated cluster: a real self-signed CA per
-cluster (so the CA hash, kubeconfigs and TLS checks are genuine) and
-leaf certificates signed by it."""
+"""Certificates for the lab: a real self-signed CA per emulated cluster
+(so the CA hash, kubeconfigs and TLS checks are genuine) and leaf
+certificates signed by it. Both the emulated cluster (``emulated``) and
+the Kubernetes API double (``kube_api``) use it, so it lives below both."""
 from __future__ import annotations
 
 import datetime
