@@ -10,7 +10,7 @@ one around each hook. A scope lives in a ``contextvars.ContextVar``, so
 concurrent operations (threads or eventlet green threads) each see only
 their own secrets, and a scope ends with its operation: nothing grows for
 the life of the process. Work handed to other threads keeps the scope when
-started through ``carry()`` / ``submit()`` (``orchestration.engine`` does).
+started through ``carry()`` / ``submit()`` (``engine.runner`` does).
 
 Two patterns catch secrets we were never told about, in any scope:
 credentials inside URLs (``scheme://user:pass@host``) and bearer tokens.

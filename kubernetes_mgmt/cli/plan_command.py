@@ -3,7 +3,7 @@ would run, touching no VM.
 
 The cluster comes from the Heat stack (through the driver's configured
 Heat client: ``--config-file``) and the instantiate request; the graphs
-printed are the ones the hooks build (``orchestration.plans``). Exit
+printed are the ones the hooks build (``operations.plans``). Exit
 status: 0 printed, 1 the request or the nodes named are invalid, 2 the
 configuration, request file or stack cannot be read.
 """
@@ -14,15 +14,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kubernetes_mgmt.cluster import roles
-from kubernetes_mgmt.cluster.cluster_plan import ClusterPlan, build_plan
+from kubernetes_mgmt.cluster.cluster_plan import ClusterPlan
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.engine.graph import render
 from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
 from kubernetes_mgmt.operations import plans
 from kubernetes_mgmt.params.validate import parse_instantiate_request
 from kubernetes_mgmt.shim.package_source import package_dir
-from kubernetes_mgmt.topology.heat import read_topology
 from kubernetes_mgmt.topology.heat_client import heat_client_for
 
 EXIT_OK, EXIT_INVALID, EXIT_UNREADABLE = 0, 1, 2
@@ -88,8 +86,7 @@ def print_plan(operation: str, body: dict, stack_id: str,
 
 
 def _cluster(body: dict, stack_id: str) -> ClusterPlan:
-    params = parse_instantiate_request(body)
-    topology = read_topology(heat_client_for(None), stack_id, params)
-    plan = build_plan('(plan)', params, topology, package_dir(None, None))
-    roles.check_plan(plan)
-    return plan
+    # The configured seams, with no VNF instance: a lab's or a site's
+    # own Heat client and package directory.
+    return plans.cluster_plan(parse_instantiate_request(body), stack_id,
+                              heat_client_for(None), package_dir(None, None))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from kubernetes_mgmt.cluster.conditions import is_ready
+from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.remote.kubectl import kubectl
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.remote.ssh import SshSession
@@ -14,7 +16,7 @@ def node_readiness(session: SshSession) -> dict[str, bool]:
     """Node name -> Ready, as the API server reports it."""
     out = kubectl(session, ['get', 'nodes', '-o', 'json'],
                   step='list nodes').stdout
-    return {item['metadata']['name']: _ready(item)
+    return {item['metadata']['name']: is_ready(item)
             for item in json.loads(out).get('items', [])}
 
 
@@ -38,9 +40,29 @@ def wait_until_ready(session: SshSession, names: Iterable[str], *,
             f'{", ".join(sorted(missing))}') from None
 
 
-def _ready(node: dict) -> bool:
-    return any(c.get('type') == 'Ready' and c.get('status') == 'True'
-               for c in node.get('status', {}).get('conditions', []))
+def own_node_unusable(session: SshSession, name: str, *,
+                      unreachable_retry: float) -> str | None:
+    """Why master ``name`` cannot run the cluster's operations (its API
+    server does not answer, or does not report its own node Ready), or
+    None. An API server that does not answer is retried only for
+    ``unreachable_retry`` seconds."""
+    try:
+        result = kubectl(session, ['get', 'node', name, '-o', 'json'],
+                         step='check master Ready', check=False,
+                         unreachable_retry=unreachable_retry)
+    except MgmtDriverError as exc:
+        return f'not reachable: {exc}'
+    if result.exit_status != 0:
+        return (f'kubectl get node failed: '
+                f'{(result.stderr or result.stdout).strip()[-300:]}')
+    try:
+        node = json.loads(result.stdout)
+    except ValueError:
+        return 'kubectl gave no node status'
+    if not isinstance(node, dict) or not isinstance(node.get('status'),
+                                                    dict):
+        return 'kubectl gave no node status'
+    return None if is_ready(node) else 'its node is NotReady'
 
 
 def server_version(session: SshSession) -> str | None:

@@ -1,6 +1,6 @@
 """Everything an operation needs to know about the cluster, computed once
 from the request, the Heat topology and the configuration - or, once the
-cluster exists, from its record (``cluster.record``): what it was built
+cluster exists, from its record (``state.cluster_record``): what it was built
 with wins over today's configuration."""
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from kubernetes_mgmt import redact
 from kubernetes_mgmt.cluster.access import endpoint_for
 from kubernetes_mgmt.cluster.naming import node_name
 from kubernetes_mgmt.cluster.proxy import no_proxy
-from kubernetes_mgmt.cluster.record import ClusterRecord
 from kubernetes_mgmt.cluster.script import CONTRACT_VERSION, check_contract
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.params.cluster_params import ClusterParams
 from kubernetes_mgmt.params.package_file import package_file
 from kubernetes_mgmt.remote.ssh import Endpoint
+from kubernetes_mgmt.state.cluster_record import ClusterRecord
 from kubernetes_mgmt.storage.pv_manifests import PvManifest, load_pv_manifests
 from kubernetes_mgmt.topology.hosts import Host, Topology
 

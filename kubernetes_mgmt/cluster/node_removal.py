@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 
 from kubernetes_mgmt import redact
+from kubernetes_mgmt.cluster.conditions import is_ready
 from kubernetes_mgmt.errors import CommandFailed, MgmtDriverError
 from kubernetes_mgmt.remote.kubectl import kubectl
 from kubernetes_mgmt.remote.ssh import SshSession
@@ -36,12 +37,9 @@ def node_status(session: SshSession, name: str) -> NodeStatus | None:
                   step='list nodes').stdout
     for item in json.loads(out).get('items', []):
         if item.get('metadata', {}).get('name') == name:
-            conditions = item.get('status', {}).get('conditions', [])
             return NodeStatus(
                 name=name,
-                ready=any(c.get('type') == 'Ready'
-                          and c.get('status') == 'True'
-                          for c in conditions),
+                ready=is_ready(item),
                 unschedulable=bool(item.get('spec', {}).get(
                     'unschedulable')))
     return None

@@ -14,6 +14,7 @@ from kubernetes_mgmt.cluster import contract
 from kubernetes_mgmt.cluster.cluster_plan import ClusterPlan, Node
 from kubernetes_mgmt.cluster.script import ConfigValue
 from kubernetes_mgmt.conf import CONF
+from kubernetes_mgmt.remote.ssh import SshSession
 
 REMOTE_CNI_MANIFEST = '/var/lib/kubernetes-mgmt/cni.yaml'
 
@@ -25,6 +26,15 @@ class JoinSecrets:
     token: str = field(repr=False)
     certificate_key: str = field(repr=False)
     ca_cert_hash: str = ''
+
+
+def upload_cni_manifest(session: SshSession, plan: ClusterPlan) -> None:
+    """The CNI manifest the package carries, where ``init`` applies it
+    from (a CNI fetched by URL needs nothing here)."""
+    if plan.cni.package_path:
+        session.upload(plan.cni.package_path.read_bytes(),
+                       REMOTE_CNI_MANIFEST, step='upload CNI manifest',
+                       sudo=True)
 
 
 def _base(node: Node) -> Config:

@@ -8,11 +8,33 @@ of the next operation.
 """
 from __future__ import annotations
 
+import re
+
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.remote.ssh import SshSession
 
 LOG = redact.get_logger(__name__)
+KEEPALIVED_CONF = '/etc/keepalived/keepalived.conf'
+_AUTH_PASS = re.compile(r'^\s*auth_pass\s+(\S+)\s*$', re.MULTILINE)
+
+
+def configured_vrrp_password(session: SshSession) -> str | None:
+    """The VRRP password in the master's keepalived configuration (an
+    earlier run's: re-running then changes no configuration), or None
+    when it has none. Registered for masking."""
+    present = session.run(['test', '-f', KEEPALIVED_CONF],
+                          step='read keepalived', sudo=True,
+                          check=False).exit_status == 0
+    if not present:
+        return None
+    text = session.read_file(KEEPALIVED_CONF, step='read keepalived',
+                             sudo=True).decode('utf-8', 'replace')
+    match = _AUTH_PASS.search(text)
+    if match is None:
+        return None
+    redact.register(match.group(1))
+    return match.group(1)
 
 
 def addresses(session: SshSession) -> set[str]:

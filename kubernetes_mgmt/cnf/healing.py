@@ -7,10 +7,10 @@ from __future__ import annotations
 import copy
 
 from kubernetes_mgmt import redact
+from kubernetes_mgmt.cluster.conditions import is_ready
 from kubernetes_mgmt.cnf import pods, scope
 from kubernetes_mgmt.cnf.errors import CnfError
 from kubernetes_mgmt.cnf.kube import KubeSession
-from kubernetes_mgmt.cnf.readiness import pod_ready
 from kubernetes_mgmt.cnf.settings import Timings
 from kubernetes_mgmt.cnf.vnfcs import WorkloadRef, workload, workload_of
 from kubernetes_mgmt.cnf.waiting import wait_for
@@ -108,7 +108,7 @@ def wait_healed(session: KubeSession, targets: list, namespace: str,
                 return f'{ref.kind}/{ref.name}: {reason}'
         for name in bare:
             pod = session.get(pod_res, name, namespace)
-            if pod is None or not pod_ready(pod):
+            if pod is None or not is_ready(pod):
                 return f'Pod/{name} to be ready'
         return None
     wait_for(pending, deadline=timings.heal,

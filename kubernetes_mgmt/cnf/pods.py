@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kubernetes_mgmt.cluster.conditions import is_ready
 from kubernetes_mgmt.cnf.errors import CnfError
 from kubernetes_mgmt.cnf.kube import KubeSession
-from kubernetes_mgmt.cnf.readiness import pod_ready
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def of_workload(session: KubeSession, workload: dict,
         if not meta.get('name', '').startswith(f'{name}-'):
             continue
         views.append(PodView(
-            name=meta['name'], ready=pod_ready(pod),
+            name=meta['name'], ready=is_ready(pod),
             terminating=bool(meta.get('deletionTimestamp')),
             created=meta.get('creationTimestamp') or '', metadata=meta))
     return sorted(views, key=lambda v: (v.created, v.name))

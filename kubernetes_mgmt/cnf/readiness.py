@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kubernetes_mgmt.cluster.conditions import is_ready
+
 
 def _count(status: dict, key: str) -> int:
     return int(status.get(key) or 0)     # the API omits zero counts
@@ -57,13 +59,8 @@ def _claim(obj: dict) -> str | None:
     return None if phase == 'Bound' else f'phase {phase or "unknown"}'
 
 
-def pod_ready(pod: dict) -> bool:
-    return any(c.get('type') == 'Ready' and c.get('status') == 'True'
-               for c in (pod.get('status') or {}).get('conditions') or [])
-
-
 def _pod(obj: dict) -> str | None:
-    if pod_ready(obj):
+    if is_ready(obj):
         return None
     return f'phase {(obj.get("status") or {}).get("phase") or "unknown"}'
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from kubernetes_mgmt.cluster.conditions import is_ready
 from kubernetes_mgmt.cnf import pods, scope
 from kubernetes_mgmt.cnf.errors import CnfError
 from kubernetes_mgmt.cnf.kube import KubeSession
-from kubernetes_mgmt.cnf.readiness import pod_ready
 from kubernetes_mgmt.cnf.records import ResourceRecord
 
 
@@ -36,7 +36,7 @@ class WorkloadRef:
 
 def _view(pod: dict) -> pods.PodView:
     meta = pod.get('metadata') or {}
-    return pods.PodView(name=meta['name'], ready=pod_ready(pod),
+    return pods.PodView(name=meta['name'], ready=is_ready(pod),
                         terminating=bool(meta.get('deletionTimestamp')),
                         created=meta.get('creationTimestamp') or '',
                         metadata=meta)

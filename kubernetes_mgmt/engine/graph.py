@@ -3,13 +3,16 @@
 Each step names what it does and the host it concerns, the steps it
 needs, an optional check of gathered facts that says whether it must run
 at all, and its action. Building a graph touches nothing: checks and
-actions are only called by the engine (``orchestration.engine``), so the
-same graph is what ``kubernetes-mgmt plan`` prints.
+actions are only called by the engine (``engine.runner``), so the same
+graph is what ``kubernetes-mgmt plan`` prints. Data moves along the
+edges: a step's check and action receive the results of the steps it
+needs (``Given``), and what its action returns goes on to the steps that
+need it.
 """
 from __future__ import annotations
 
 import graphlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,23 +22,43 @@ CLUSTER = 'cluster'
 
 
 @dataclass(frozen=True)
+class Given:
+    """What a step's check and action receive: the results of the steps
+    it needs (a skipped step's is None) and, for the action, the facts
+    its check gathered."""
+
+    results: Mapping[str, Any] = field(default_factory=dict)
+    facts: Any = None
+
+    def of(self, step: Step) -> Any:
+        """The result of ``step``, which must be one of the needs."""
+        if step.id not in self.results:
+            raise GraphError(f'step {step.id!r} is not a need of this '
+                             'step: its result was not handed over')
+        return self.results[step.id]
+
+
+Check = Callable[[Given], Any]
+Action = Callable[[Given], Any]
+
+
+@dataclass(frozen=True)
 class Step:
     """One unit of work on one host.
 
     ``check`` gathers facts and returns something falsy when the work is
-    already done (the step is then skipped), else a value that is handed
-    to ``action``; without a check the action always runs (it is
-    idempotent by itself) and gets None. ``serial`` names a group whose
-    steps never run at the same time (control-plane joins: each grows
-    etcd).
+    already done (the step is then skipped, with None as its result),
+    else the facts, which the action receives as ``given.facts``; without
+    a check the action always runs (it is idempotent by itself).
+    ``serial`` names a group whose steps never run at the same time
+    (control-plane joins: each grows etcd).
     """
 
     name: str
     host: str
-    action: Callable[[Any], Any] = field(compare=False, repr=False)
+    action: Action = field(compare=False, repr=False)
     needs: tuple[str, ...] = ()
-    check: Callable[[], Any] | None = field(default=None, compare=False,
-                                            repr=False)
+    check: Check | None = field(default=None, compare=False, repr=False)
     serial: str | None = None
     why: str = ''   # when the check skips it, for the printed plan
 
@@ -57,9 +80,9 @@ class Graph:
     operation: str
     steps: list[Step] = field(default_factory=list)
 
-    def add(self, name: str, host: str, action: Callable[[Any], Any], *,
+    def add(self, name: str, host: str, action: Action, *,
             needs: Iterable[Step | None] = (),
-            check: Callable[[], Any] | None = None,
+            check: Check | None = None,
             serial: str | None = None, why: str = '') -> Step:
         """Append a step; ``needs`` are steps added before (None is
         ignored, so optional steps read naturally)."""

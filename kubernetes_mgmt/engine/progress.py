@@ -4,20 +4,19 @@ graph, such as reading the topology) and every step the engine ran.
 Each phase records its wall time and the longest time any one host spent
 in remote commands during it. A graph's run is one phase too, whose
 remote time is the graph's critical path by measured step times
-(``orchestration.timing``). Summed over phases this is the time the work
+(``engine.timing``). Summed over phases this is the time the work
 itself needed; wall time minus it is the driver's own overhead.
 """
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.engine import timing
-from kubernetes_mgmt.remote.ssh import Sessions
 
 if TYPE_CHECKING:
     from kubernetes_mgmt.engine.graph import Graph
@@ -56,7 +55,9 @@ class StepRun:
 class Progress:
     operation: str
     instance_id: str
-    sessions: Sessions | None = None
+    # Seconds each host has spent in remote commands so far (the
+    # operation's SSH sessions, once open); the engine knows no SSH.
+    remote_clock: Callable[[], dict[str, float]] | None = None
     phases: list[PhaseTiming] = field(default_factory=list)
     steps: list[StepRun] = field(default_factory=list)
     # Each graph run, with its wall seconds.
@@ -128,7 +129,7 @@ class Progress:
                 f'{wall:.1f} s ({", ".join(parts)})')
 
     def _remote(self) -> dict[str, float]:
-        return self.sessions.command_seconds() if self.sessions else {}
+        return self.remote_clock() if self.remote_clock else {}
 
 
 def _collapse(names: list[str]) -> list[str]:

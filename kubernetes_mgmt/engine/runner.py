@@ -1,4 +1,4 @@
-"""Runs a graph of steps (``orchestration.graph``).
+"""Runs a graph of steps (``engine.graph``).
 
 A step starts as soon as every step it needs is done, at most
 ``parallel`` at a time, never two of one serial group together. Its
@@ -25,7 +25,7 @@ from concurrent.futures import (
 from typing import Any, TypeVar
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.engine.graph import Graph, Step
+from kubernetes_mgmt.engine.graph import Given, Graph, Step
 from kubernetes_mgmt.engine.progress import Progress, StepRun
 from kubernetes_mgmt.errors import MgmtDriverError, RemoteError
 
@@ -119,18 +119,21 @@ class _Runner:
                 continue
             if step.serial:
                 self.busy_groups.add(step.serial)
-            self.running[redact.submit(pool, self._execute, step)] = step
+            given = Given({n: self.results[n] for n in step.needs})
+            self.running[redact.submit(pool, self._execute, step,
+                                       given)] = step
         self.queue.extendleft(reversed(waiting))
 
-    def _execute(self, step: Step) -> StepRun:
+    def _execute(self, step: Step, given: Given) -> StepRun:
         run = StepRun(step.id, step.name, step.host, 'done',
                       time.monotonic())
         try:
-            facts = step.check() if step.check else None
+            facts = step.check(given) if step.check else None
             if step.check and not facts:
                 run.outcome = 'skipped'
             else:
-                run.result = step.action(facts)
+                run.result = step.action(
+                    Given(given.results, facts) if step.check else given)
         except Exception as error:      # reported with the others
             run.outcome, run.error = 'failed', error
         run.ended = time.monotonic()

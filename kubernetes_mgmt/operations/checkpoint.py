@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
 
 from kubernetes_mgmt.cluster.cluster_plan import ClusterPlan, Node
 from kubernetes_mgmt.engine.graph import Step
+from kubernetes_mgmt.operations.request import InstanceStore
 from kubernetes_mgmt.remote.hostkeys import HostKeyStore
-from kubernetes_mgmt.state import instance_state
 from kubernetes_mgmt.state.instance_state import DriverState, NodeRecord
 
 # The steps after which a node is part of the cluster.
@@ -26,9 +25,9 @@ JOINS = ('init', 'join-master', 'join-worker')
 class Checkpoint:
     """``on_settled`` for the engine: keeps ``state`` saved."""
 
-    def __init__(self, vnf_instance: Any, state: DriverState,
+    def __init__(self, store: InstanceStore, state: DriverState,
                  keys: HostKeyStore, plan: ClusterPlan):
-        self._vnf_instance = vnf_instance
+        self._store = store
         self._state = state
         self._keys = keys
         self._plan = plan
@@ -52,7 +51,7 @@ class Checkpoint:
     def save_if_changed(self) -> None:
         current = dataclasses.asdict(self._state)
         if current != self._saved:
-            instance_state.save(self._vnf_instance, self._state)
+            self._store.save(self._state)
             self._saved = current
 
 

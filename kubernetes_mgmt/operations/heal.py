@@ -12,7 +12,7 @@ At least one master must stay untouched: healing the only master of a
 single-master cluster (or every master) is refused before anything
 changes; a heal of the whole VNF rebuilds such a cluster.
 
-The storage server's VNFC heals too (``orchestration.storage``): refused
+The storage server's VNFC heals too (``steps.storage_actions``): refused
 while a PersistentVolume is Bound, else the PVs are deleted first and
 registered again, pointing at the new server, once it is set up.
 """
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.cluster import etcd, vip
@@ -28,15 +27,15 @@ from kubernetes_mgmt.cluster.cluster_plan import ClusterPlan, Node
 from kubernetes_mgmt.cluster.node_removal import remove_node
 from kubernetes_mgmt.cluster.placement import node_labels
 from kubernetes_mgmt.conf import CONF
-from kubernetes_mgmt.engine.graph import CLUSTER, Graph, Step
+from kubernetes_mgmt.engine.graph import CLUSTER, Graph
 from kubernetes_mgmt.engine.progress import Progress
 from kubernetes_mgmt.errors import Problem, ValidationError
-from kubernetes_mgmt.operations.context import Day2
-from kubernetes_mgmt.shim import tacker_objects
+from kubernetes_mgmt.operations.context import OperationContext
+from kubernetes_mgmt.operations.request import InstanceStore, OperationRequest
 from kubernetes_mgmt.state.instance_state import DriverState
-from kubernetes_mgmt.steps import declare as steps
-from kubernetes_mgmt.steps import storage_actions as storage
+from kubernetes_mgmt.steps import declare, storage_actions
 from kubernetes_mgmt.steps.cluster_setup import ClusterSetup
+from kubernetes_mgmt.steps.declare import Master
 from kubernetes_mgmt.topology.hosts import Role
 
 LOG = redact.get_logger(__name__)
@@ -65,11 +64,11 @@ class Target:
 
 # -- which nodes ------------------------------------------------------------
 
-def targets(vnf_instance: Any, vnfc_ids: Sequence[str],
+def targets(request: OperationRequest, vnfc_ids: Sequence[str],
             state: DriverState) -> list[Target]:
-    """VNFC ids -> the nodes they are, from ``vnfc_resource_info`` and
+    """VNFC ids -> the nodes they are, from the VNFCs Tacker recorded and
     the stored nodes (no network). Raises ValidationError."""
-    vnfcs = tacker_objects.vnfc_resources(vnf_instance)
+    vnfcs = request.vnfcs
     records = state.node_records()
     found, problems = [], []
     for index, vnfc_id in enumerate(dict.fromkeys(vnfc_ids)):
@@ -79,7 +78,7 @@ def targets(vnf_instance: Any, vnfc_ids: Sequence[str],
         if vnfc is None:
             problems.append(Problem(
                 path, f'{vnfc_id!r} is not a VNFC of VNF instance '
-                f'{tacker_objects.instance_id(vnf_instance)}; its VNFCs '
+                f'{request.instance_id}; its VNFCs '
                 f'are: {", ".join(sorted(vnfcs)) or "(none)"}'))
             continue
         record = records.get(vnfc.server_id)
@@ -126,18 +125,17 @@ def _check_a_master_stays(state: DriverState,
 
 # -- heal_start -------------------------------------------------------------
 
-def heal_start(context: Any, vnf_instance: Any,
+def heal_start(request: OperationRequest, store: InstanceStore,
                vnfc_ids: Sequence[str]) -> Progress:
-    op = Day2.load('heal', context, vnf_instance)
-    chosen = targets(vnf_instance, vnfc_ids, op.state)
+    op = OperationContext.open('heal', request, store)
+    chosen = targets(request, vnfc_ids, op.state)
     plan = op.read_plan()
-    with op.sessions() as sessions:
-        op.run(heal_start_graph(op, ClusterSetup(plan, sessions,
-                                                 op.progress), chosen))
+    with op.setup(plan) as setup:
+        op.run(heal_start_graph(op, setup, chosen))
     return op.finish()
 
 
-def heal_start_graph(op: Day2, setup: ClusterSetup,
+def heal_start_graph(op: OperationContext, setup: ClusterSetup,
                      chosen: Sequence[Target]) -> Graph:
     """From a master that stays: refuse a storage heal while a PV is
     Bound (before anything changes); note the targets in the instance;
@@ -151,13 +149,15 @@ def heal_start_graph(op: Day2, setup: ClusterSetup,
     healing_storage = any(t.role == STORAGE for t in chosen)
     timeout = CONF.kubernetes_mgmt.drain_timeout
 
-    def kube():
-        return setup.session(setup.first)
+    master = op.choose_master(graph, setup, names)
 
-    helper = op.choose_helper(graph, setup, names)
+    def kube(given):
+        return setup.session(master.of(given))
+
     refused = graph.add('check volumes unused', CLUSTER,
-                        lambda _: storage.refuse_if_in_use(plan, kube()),
-                        needs=[helper]) if healing_storage else None
+                        lambda g: storage_actions.refuse_if_in_use(
+                            plan, kube(g)),
+                        needs=master.needs) if healing_storage else None
 
     def note(_) -> None:
         for target in chosen:
@@ -165,44 +165,46 @@ def heal_start_graph(op: Day2, setup: ClusterSetup,
         op.save()
 
     noted = graph.add('note healed VNFCs', CLUSTER, note,
-                      needs=[helper, refused])
+                      needs=[*master.needs, refused])
     lbs: dict = {}
     if masters and plan.ha:
         staying = [m for m in plan.masters if m.name not in names]
-        lbs = steps.load_balancers(graph, setup, staying, backends=staying,
-                                   needs=[noted])
+        lbs = declare.load_balancers(graph, setup, staying,
+                                     backends=staying, needs=[noted])
     previous = None
     for target in masters:
         previous = graph.add(
             'remove master', target.name,
-            lambda _, t=target: _remove_master(setup, t, timeout),
-            needs=[noted, previous, *lbs.values()], serial=steps.ETCD)
+            lambda g, t=target: _remove_master(setup, master.of(g), t,
+                                               timeout),
+            needs=[noted, previous, *lbs.values(), *master.needs],
+            serial=declare.ETCD)
     for target in workers:
         graph.add('remove node', target.name,
-                  lambda _, t=target: remove_node(kube(), t.name,
+                  lambda g, t=target: remove_node(kube(g), t.name,
                                                   drain_timeout=timeout),
-                  needs=[noted])
+                  needs=[noted, *master.needs])
     if healing_storage and plan.persistent_volumes:
         graph.add('delete persistent volumes', CLUSTER,
-                  lambda _: storage.release_volumes(plan, kube()),
-                  needs=[noted])
+                  lambda g: storage_actions.release_volumes(plan, kube(g)),
+                  needs=[noted, *master.needs])
     return graph
 
 
-def _remove_master(setup: ClusterSetup, target: Target,
+def _remove_master(setup: ClusterSetup, master: Node, target: Target,
                    timeout: float) -> None:
-    kube = setup.session(setup.first)
+    kube = setup.session(master)
     remove_node(kube, target.name, drain_timeout=timeout)
-    etcd.remove_node_member(kube, setup.first.name, target.name, target.ip)
+    etcd.remove_node_member(kube, master.name, target.name, target.ip)
 
 
 # -- heal_end -------------------------------------------------------------
 
-def rebuilt(vnf_instance: Any, vnfc_ids: Sequence[str], state: DriverState,
-            plan: ClusterPlan) -> list[tuple[str, Node]]:
+def rebuilt(request: OperationRequest, vnfc_ids: Sequence[str],
+            state: DriverState, plan: ClusterPlan) -> list[tuple[str, Node]]:
     """(VNFC id, node on its new VM) for each VNFC: the server Tacker now
     records for the VNFC, else the node heal_start noted for it."""
-    vnfcs = tacker_objects.vnfc_resources(vnf_instance)
+    vnfcs = request.vnfcs
     hosts = plan.nodes + ((plan.storage,) if plan.storage else ())
     by_server = {n.host.server_id: n for n in hosts}
     by_name: dict[str, Node] = {n.name: n for n in plan.nodes}
@@ -228,12 +230,11 @@ def rebuilt(vnf_instance: Any, vnfc_ids: Sequence[str], state: DriverState,
     return found
 
 
-def heal_end(context: Any, vnf_instance: Any, vnfc_ids: Sequence[str],
-             vnf: dict | None = None,
-             zones: dict[str, str] | None = None) -> Progress:
-    op = Day2.load('heal', context, vnf_instance)
-    plan = op.read_plan(vnf, settled=True)
-    healed = rebuilt(vnf_instance, vnfc_ids, op.state, plan)
+def heal_end(request: OperationRequest, store: InstanceStore,
+             vnfc_ids: Sequence[str]) -> Progress:
+    op = OperationContext.open('heal', request, store)
+    plan = op.read_plan(settled=True)
+    healed = rebuilt(request, vnfc_ids, op.state, plan)
     server = [(vnfc_id, n) for vnfc_id, n in healed if n is plan.storage]
     healed = [(vnfc_id, n) for vnfc_id, n in healed if n is not plan.storage]
     nodes = [node for _, node in healed]
@@ -242,13 +243,12 @@ def heal_end(context: Any, vnf_instance: Any, vnfc_ids: Sequence[str],
         raise ValidationError([Problem(
             'vnfcInstanceId', 'every master is being healed: no master is '
             'left to join them to; heal the whole VNF instead')])
-    labels = node_labels(plan.topology, nodes, zones or {})
+    labels = node_labels(plan.topology, nodes, request.zones)
     moved = [n for vnfc_id, n in healed
              if op.state.healing.get(vnfc_id, {}).get('ip', n.ip) != n.ip]
     # A rebuilt VM is a new Nova server: its key is the one it publishes.
-    with op.sessions() as sessions:
-        setup = ClusterSetup(plan, sessions, op.progress)
-        with steps.tokens_deleted_on_failure(setup):
+    with op.setup(plan) as setup:
+        with declare.tokens_deleted_on_failure(setup):
             op.run(heal_end_graph(op, setup, nodes, moved, labels,
                                   storage_server=bool(server)))
     for vnfc_id, node in healed:
@@ -263,7 +263,8 @@ def heal_end(context: Any, vnf_instance: Any, vnfc_ids: Sequence[str],
     return op.finish()
 
 
-def heal_end_graph(op: Day2, setup: ClusterSetup, nodes: Sequence[Node],
+def heal_end_graph(op: OperationContext, setup: ClusterSetup,
+                   nodes: Sequence[Node],
                    moved: Sequence[Node], labels: dict[str, dict[str, str]],
                    storage_server: bool = False) -> Graph:
     """The rebuilt VMs become nodes again: each is prepared, its old
@@ -274,35 +275,38 @@ def heal_end_graph(op: Day2, setup: ClusterSetup, nodes: Sequence[Node],
     /etc/hosts. A rebuilt storage server is set up and the PVs
     registered again."""
     graph = Graph(op.operation)
-    helper = op.choose_helper(graph, setup, {n.name for n in nodes})
+    master = op.choose_master(graph, setup, {n.name for n in nodes})
     if nodes:
-        _rejoin(graph, setup, helper, nodes, moved, labels)
+        _rejoin(graph, setup, master, nodes, moved, labels)
     if storage_server:
-        server = steps.storage_server(graph, setup)
-        steps.register_volumes(graph, setup, [helper, server])
+        server = declare.storage_server(graph, setup)
+        declare.register_volumes(graph, setup, master, [server])
     return graph
 
 
-def _rejoin(graph: Graph, setup: ClusterSetup, helper: Step,
+def _rejoin(graph: Graph, setup: ClusterSetup, master: Master,
             nodes: Sequence[Node], moved: Sequence[Node],
             labels: dict[str, dict[str, str]]) -> None:
     plan = setup.plan
-    prepared = steps.prepare(graph, setup, nodes)
+    prepared = declare.prepare(graph, setup, nodes)
     cleared = {n.name: graph.add(
-        'check old node gone', n.label, lambda _, n=n: _forget_old_self(
-            setup, n), check=lambda n=n: not setup.joined(n),
-        needs=[helper, prepared[n.name]],
-        serial=steps.ETCD if n.host.role is Role.MASTER else None,
+        'check old node gone', n.label,
+        lambda g, n=n: _forget_old_self(setup, master.of(g), n),
+        check=lambda g, n=n: not setup.joined(n, master.of(g),
+                                              g.of(prepared[n.name])),
+        needs=[*master.needs, prepared[n.name]],
+        serial=declare.ETCD if n.host.role is Role.MASTER else None,
         why='the new VM has joined') for n in nodes}
-    credentials = steps.refresh_join(graph, setup, [helper])
-    joined = steps.joins(graph, setup, _masters_first(nodes), credentials,
-                         cleared)
-    steps.delete_join_tokens(graph, setup, [credentials, *joined])
-    ready = steps.wait_ready(graph, setup, nodes, joined)
+    credentials = declare.refresh_join(graph, setup, master)
+    joined = declare.joins(graph, setup, _masters_first(nodes), credentials,
+                           master, cleared)
+    declare.delete_join_tokens(graph, setup, master,
+                               [*credentials.steps, *joined])
+    ready = declare.wait_ready(graph, setup, nodes, master, joined)
     masters = [n for n in nodes if n.host.role is Role.MASTER]
     if masters and plan.ha:
-        lbs = steps.load_balancers(graph, setup, plan.masters,
-                                   needs=[ready])
+        lbs = declare.load_balancers(graph, setup, plan.masters,
+                                     needs=[ready])
         if plan.masters[0] in masters:
             # The VRRP MASTER is back: let it take the VIP now.
             first = plan.masters[0]
@@ -311,9 +315,9 @@ def _rejoin(graph: Graph, setup: ClusterSetup, helper: Step,
                           setup.session(first), plan.topology.cluster_ip,
                           deadline=VIP_TAKEOVER_DEADLINE),
                       needs=list(lbs.values()))
-    steps.label_nodes(graph, setup, labels, [ready])
+    declare.label_nodes(graph, setup, labels, master, [ready])
     if moved:   # a new address: every node's /etc/hosts changes
-        steps.bystander_hosts(graph, setup,
+        declare.bystander_hosts(graph, setup,
                               [n for n in plan.nodes if n not in nodes],
                               [ready])
 
@@ -322,13 +326,13 @@ def _masters_first(nodes: Sequence[Node]) -> list[Node]:
     return sorted(nodes, key=lambda n: n.host.role is not Role.MASTER)
 
 
-def _forget_old_self(setup: ClusterSetup, node: Node) -> None:
+def _forget_old_self(setup: ClusterSetup, master: Node, node: Node) -> None:
     """Before a rebuilt VM joins: no node object and no etcd member of
     its old self may remain (kubeadm refuses to join then). heal_start
     removed them; this repeats it for nodes not joined yet, so heal_end
     also completes after a heal_start that failed half-way."""
-    kube = setup.session(setup.first)
+    kube = setup.session(master)
     remove_node(kube, node.name,
                 drain_timeout=CONF.kubernetes_mgmt.drain_timeout)
     if node.host.role is Role.MASTER:
-        etcd.remove_node_member(kube, setup.first.name, node.name, node.ip)
+        etcd.remove_node_member(kube, master.name, node.name, node.ip)

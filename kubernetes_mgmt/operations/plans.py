@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from kubernetes_mgmt.cluster.cluster_plan import ClusterPlan, Node
 from kubernetes_mgmt.cluster.placement import node_labels
 from kubernetes_mgmt.engine.graph import Graph
 from kubernetes_mgmt.engine.progress import Progress
 from kubernetes_mgmt.errors import Problem, ValidationError
-from kubernetes_mgmt.operations import heal, rebuild, scale, terminate
-from kubernetes_mgmt.operations.context import Day2
-from kubernetes_mgmt.operations.instantiate import install_graph
+from kubernetes_mgmt.operations import heal, install, rebuild, scale, terminate
+from kubernetes_mgmt.operations.context import OperationContext, plan_only
+from kubernetes_mgmt.operations.request import OperationRequest
+from kubernetes_mgmt.params.cluster_params import ClusterParams
 from kubernetes_mgmt.state.instance_state import DriverState
-from kubernetes_mgmt.steps.cluster_setup import ClusterSetup
+from kubernetes_mgmt.steps.runtime import PlanOnlyError
 from kubernetes_mgmt.topology.hosts import Role
 
 OPERATIONS = ('instantiate', 'scale-out', 'scale-in', 'heal',
@@ -35,26 +38,30 @@ def graphs(operation: str, plan: ClusterPlan,
     if operation not in OPERATIONS:
         raise ValueError(f'unknown operation {operation!r}; one of '
                          f'{", ".join(OPERATIONS)}')
+    store, state = PlanStore(), DriverState()
     if operation == 'instantiate':
         return [_install(operation, plan)]
     if operation == 'heal-whole':
-        return [rebuild.rebuild_start_graph(None, None, DriverState()),
-                _install('heal (whole VNF)', plan)]
+        return [rebuild.rebuild_start_graph(store, plan.instance_id, state),
+                _install(rebuild.INSTALL, plan)]
     if operation == 'terminate':
-        state = DriverState()
-        return [terminate.terminate_start_graph(None, None, state),
-                terminate.terminate_end_graph(None, None, state)]
+        return [terminate.terminate_start_graph(store, plan.instance_id,
+                                                state),
+                terminate.terminate_end_graph(store, plan.instance_id,
+                                              state)]
     chosen = _chosen(plan, operation, nodes)
     if operation == 'scale-out':
-        op, setup = _day2('scale-out', plan)
-        return [scale.scale_out_graph(op, setup, chosen, _labels(plan,
-                                                                 chosen))]
+        op = _context('scale-out', plan)
+        return [scale.scale_out_graph(op, plan_only(plan, op.operation),
+                                      chosen, _labels(plan, chosen))]
     if operation == 'scale-in':
         staying = dataclasses.replace(plan, workers=tuple(
             w for w in plan.workers if w not in chosen))
-        op, setup = _day2('scale-in', staying)
-        return [scale.scale_in_graph(op, setup, chosen, ())]
-    op, setup = _day2('heal', plan)
+        op = _context('scale-in', staying)
+        return [scale.scale_in_graph(op, plan_only(staying, op.operation),
+                                     chosen, ())]
+    op = _context('heal', plan)
+    setup = plan_only(plan, op.operation)
     targets = [heal.Target(n.host.server_id, n.host.server_id, n.name,
                            n.host.role.value, n.ip) for n in chosen]
     return [heal.heal_start_graph(op, setup, targets),
@@ -63,16 +70,57 @@ def graphs(operation: str, plan: ClusterPlan,
 
 
 def _install(operation: str, plan: ClusterPlan) -> Graph:
-    setup = ClusterSetup(plan, None, Progress(operation, plan.instance_id),
-                         installs=True)
-    return install_graph(operation, setup, _labels(plan, plan.nodes),
-                         DriverState(), lambda admin: None)
+    return install.install_graph(operation, plan_only(plan, operation),
+                                 _labels(plan, plan.nodes), DriverState(),
+                                 _never_registers)
 
 
-def _day2(operation: str, plan: ClusterPlan) -> tuple[Day2, ClusterSetup]:
-    progress = Progress(operation, plan.instance_id)
-    op = Day2(operation, None, None, plan.params, DriverState(), progress)
-    return op, ClusterSetup(plan, None, progress)
+def _never_registers(_admin: Any) -> None:
+    raise PlanOnlyError('this graph only plans: no VIM is registered')
+
+
+def _context(operation: str, plan: ClusterPlan) -> OperationContext:
+    request = OperationRequest(plan.instance_id, plan.params,
+                               plan.topology.stack_id)
+    return OperationContext(operation, request, PlanStore(), DriverState(),
+                            Progress(operation, plan.instance_id))
+
+
+class PlanStore:
+    """The instance store of a printed plan: no stored state, and
+    nothing stored in or asked of Tacker (a step that would is never
+    run). ``kubernetes-mgmt plan`` gives it the stack's Heat client and
+    the package directory to read the cluster plan with."""
+
+    vims: Any = None
+
+    def __init__(self, heat: Any = None, package_root: Path | None = None):
+        self._heat = heat
+        self._root = package_root
+
+    def load(self) -> DriverState:
+        return DriverState()
+
+    def heat(self) -> Any:
+        return self._heat if self._heat is not None else self._refuse()
+
+    def package_root(self) -> Path:
+        return self._root if self._root is not None else self._refuse()
+
+    def _refuse(self, *_args: Any) -> Any:
+        raise PlanOnlyError('this graph only plans: Tacker is not asked')
+
+    save = forget = add_vim_connection = remove_vim_connection = _refuse
+
+
+def cluster_plan(params: ClusterParams, stack_id: str, heat: Any,
+                 package_root: Path) -> ClusterPlan:
+    """The cluster plan of a stack, read as an install reads it (no
+    stored state: today's configuration), for ``kubernetes-mgmt plan``."""
+    request = OperationRequest('(plan)', params, stack_id)
+    return OperationContext.open('plan', request, PlanStore(
+        heat, package_root)).read_plan(install=True)
+
 
 
 def _labels(plan: ClusterPlan, nodes: Sequence[Node]) -> dict:

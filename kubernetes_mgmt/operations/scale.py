@@ -8,8 +8,7 @@ before any host is touched.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Collection, Sequence
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.cluster.cluster_plan import ClusterPlan, Node
@@ -20,22 +19,26 @@ from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.engine.graph import CLUSTER, Graph
 from kubernetes_mgmt.engine.progress import Progress
 from kubernetes_mgmt.errors import Problem, TopologyError, ValidationError
-from kubernetes_mgmt.operations.context import Day2
+from kubernetes_mgmt.operations.context import OperationContext
+from kubernetes_mgmt.operations.request import (
+    SCALE_IN,
+    SCALE_OUT,
+    InstanceStore,
+    OperationRequest,
+    ScaleRequest,
+)
 from kubernetes_mgmt.params.cluster_params import ClusterParams
-from kubernetes_mgmt.shim import tacker_objects
-from kubernetes_mgmt.steps import declare as steps
+from kubernetes_mgmt.steps import declare
 from kubernetes_mgmt.steps.cluster_setup import ClusterSetup
+from kubernetes_mgmt.topology.heat import read_topology
 from kubernetes_mgmt.topology.hosts import Role
 
 LOG = redact.get_logger(__name__)
-SCALE_OUT = 'SCALE_OUT'
-SCALE_IN = 'SCALE_IN'
 
 
-def check_request(request: Any, params: ClusterParams) -> str:
+def check_request(request: ScaleRequest, params: ClusterParams) -> str:
     """The request's type, once its aspect is known to be the workers'."""
-    kind = tacker_objects.scale_type(request)
-    aspect = tacker_objects.aspect_id(request)
+    kind, aspect = request.kind, request.aspect_id
     master, worker = params.master.aspect_id, params.worker.aspect_id
     problems = []
     if kind not in (SCALE_OUT, SCALE_IN):
@@ -63,58 +66,60 @@ def check_request(request: Any, params: ClusterParams) -> str:
 
 # -- SCALE_OUT ------------------------------------------------------------
 
-def scale_out(context: Any, vnf_instance: Any, request: Any,
-              member_stack_ids: Sequence[str],
-              vnf: dict | None = None,
-              zones: dict[str, str] | None = None) -> Progress | None:
+def scale_out(request: OperationRequest, store: InstanceStore,
+              scale: ScaleRequest,
+              member_stack_ids: Sequence[str]) -> Progress | None:
     """Prepare and join the new workers (nested stack ids of the new
     group members, Tacker's ``scale_out_id_list``) in parallel, label
-    them with where they run (``zones``: server id -> granted zone), then
-    add them to every node's /etc/hosts."""
-    op = Day2.load('scale-out', context, vnf_instance)
-    check_request(request, op.params)
+    them with where they run (the request's granted zones), then add
+    them to every node's /etc/hosts."""
+    op = OperationContext.open('scale-out', request, store)
+    check_request(scale, request.cluster_params())
     ids = list(dict.fromkeys(member_stack_ids))
     if not ids:
         LOG.info('scale-out %s: no new members', op.instance_id)
         return None
-    plan = op.read_plan(vnf, settled=True)
+    plan = op.read_plan(settled=True)
     new = _members(plan, ids, lambda n: n.host.member_stack_id,
                    'stack id')
-    labels = node_labels(plan.topology, new, zones or {})
+    labels = node_labels(plan.topology, new, request.zones)
     LOG.info('scale-out %s: joining %s', op.instance_id,
              ', '.join(n.label for n in new))
     # Known before any host is touched: a rollback finds them.
     op.remember(new)
-    with op.sessions() as sessions:
-        setup = ClusterSetup(plan, sessions, op.progress)
-        with steps.tokens_deleted_on_failure(setup):
+    with op.setup(plan) as setup:
+        with declare.tokens_deleted_on_failure(setup):
             op.run(scale_out_graph(op, setup, new, labels))
     return op.finish()
 
 
-def scale_out_graph(op: Day2, setup: ClusterSetup, new: Sequence[Node],
+def scale_out_graph(op: OperationContext, setup: ClusterSetup,
+                    new: Sequence[Node],
                     labels: dict[str, dict[str, str]]) -> Graph:
     """Each new worker prepared, then joined as soon as it and the join
     credentials are ready; once all are Ready, labelled and added to the
     /etc/hosts of the other nodes. Those are bystanders: one that is down
     must not undo the scale-out."""
     graph = Graph(op.operation)
-    helper = op.choose_helper(graph, setup)
-    prepared = steps.prepare(graph, setup, new)
-    credentials = steps.refresh_join(graph, setup, [helper])
-    joined = steps.joins(graph, setup, new, credentials, prepared)
-    steps.delete_join_tokens(graph, setup, [credentials, *joined])
-    ready = steps.wait_ready(graph, setup, new, joined)
-    steps.label_nodes(graph, setup, labels, [ready])
-    steps.bystander_hosts(graph, setup,
-                          [n for n in setup.plan.nodes if n not in new],
-                          [ready])
+    master = op.choose_master(graph, setup)
+    prepared = declare.prepare(graph, setup, new)
+    credentials = declare.refresh_join(graph, setup, master)
+    joined = declare.joins(graph, setup, new, credentials, master,
+                           prepared, reported=prepared)
+    declare.delete_join_tokens(graph, setup, master,
+                               [*credentials.steps, *joined])
+    ready = declare.wait_ready(graph, setup, new, master, joined)
+    declare.label_nodes(graph, setup, labels, master, [ready])
+    declare.bystander_hosts(graph, setup,
+                            [n for n in setup.plan.nodes if n not in new],
+                            [ready])
     return graph
 
 
 # -- SCALE_IN and the rollback of SCALE_OUT --------------------------------
 
-def scale_in(context: Any, vnf_instance: Any, request: Any,
+def scale_in(request: OperationRequest, store: InstanceStore,
+             scale: ScaleRequest,
              member_names: Sequence[str]) -> Progress | None:
     """Remove the workers named by group member resource names (Tacker's
     ``scale_name_list``) before Heat deletes their VMs: cordon, drain,
@@ -124,16 +129,16 @@ def scale_in(context: Any, vnf_instance: Any, request: Any,
     With a SCALE_OUT request this is the rollback of a failed scale-out:
     the same, for nodes that may have joined only partly (or not at
     all)."""
-    op = Day2.load('scale-in', context, vnf_instance)
-    if tacker_objects.scale_type(request) == SCALE_OUT and \
-            tacker_objects.aspect_id(request) == op.params.master.aspect_id:
+    op = OperationContext.open('scale-in', request, store)
+    params = request.cluster_params()
+    if scale.kind == SCALE_OUT and scale.aspect_id == params.master.aspect_id:
         # scale_end refused this scale-out before touching any VM: there
         # is nothing to undo, and Tacker's rollback must be able to go on
         # and delete the VMs.
         LOG.info('scale-out rollback %s: the master aspect never scales; '
                  'no node was joined', op.instance_id)
         return None
-    rollback = check_request(request, op.params) == SCALE_OUT
+    rollback = check_request(scale, params) == SCALE_OUT
     if rollback:
         op.operation = op.progress.operation = 'scale-out rollback'
     names = list(dict.fromkeys(member_names))
@@ -154,37 +159,37 @@ def scale_in(context: Any, vnf_instance: Any, request: Any,
     names_only = [member_node_name(Role.WORKER, n) for n in gone]
     staying = dataclasses.replace(
         plan, workers=tuple(w for w in plan.workers if w not in leaving))
-    with op.sessions() as sessions:
-        setup = ClusterSetup(staying, sessions, op.progress)
+    with op.setup(staying) as setup:
         op.run(scale_in_graph(op, setup, leaving, names_only))
     return op.finish()
 
 
-def scale_in_graph(op: Day2, setup: ClusterSetup, leaving: Sequence[Node],
+def scale_in_graph(op: OperationContext, setup: ClusterSetup,
+                   leaving: Sequence[Node],
                    names_only: Sequence[str]) -> Graph:
     """Every leaving node drained and deleted (in parallel), then
     forgotten, then dropped from the /etc/hosts of the nodes that stay
     (``setup.plan``). ``names_only``: nodes Heat no longer lists."""
     graph = Graph(op.operation)
-    helper = op.choose_helper(graph, setup)
+    master = op.choose_master(graph, setup)
     timeout = CONF.kubernetes_mgmt.drain_timeout
     removed = [graph.add('remove node', where,
-                         lambda _, name=name: remove_node(
-                             setup.session(setup.first), name,
-                             drain_timeout=timeout), needs=[helper])
+                         lambda g, name=name: remove_node(
+                             setup.session(master.of(g)), name,
+                             drain_timeout=timeout), needs=master.needs)
                for name, where in [*((n.name, n.label) for n in leaving),
                                    *((n, n) for n in names_only)]]
 
     def forget(_) -> None:
         for node in leaving:
-            setup.sessions.keys.forget(node.host.server_id)
+            setup.runtime.forget_host_key(node.host.server_id)
             op.state.forget_node(node.host.server_id)
         for server_id, record in list(op.state.node_records().items()):
             if record.name in names_only:
                 op.state.forget_node(server_id)
 
     forgotten = graph.add('forget nodes', CLUSTER, forget, needs=removed)
-    steps.bystander_hosts(graph, setup, setup.plan.nodes, [forgotten])
+    declare.bystander_hosts(graph, setup, setup.plan.nodes, [forgotten])
     return graph
 
 
@@ -205,3 +210,15 @@ def _members(plan: ClusterPlan, keys: Sequence[str], key_of,
             f'worker members are: '
             f'{", ".join(sorted(str(k) for k in workers)) or "(none)"}')
     return [workers[k] for k in keys]
+
+
+def members_outside(request: OperationRequest, store: InstanceStore,
+                    known_servers: Collection[str]) -> list[str]:
+    """Worker members Heat has whose server is not in ``known_servers``:
+    what the rollback of a failed scale-out removes when Tacker names
+    none (v2 lists only the VNFCs from before the scale-out; its failed
+    attempt may have joined some)."""
+    topology = read_topology(store.heat(), request.stack(),
+                             request.cluster_params())
+    return [h.member_name for h in topology.workers
+            if h.member_name and h.server_id not in known_servers]

@@ -9,65 +9,47 @@ instance's driver state. No VM is contacted: they are going, or gone.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.conf import CONF
-from kubernetes_mgmt.engine import runner as engine
 from kubernetes_mgmt.engine.graph import CLUSTER, Graph
-from kubernetes_mgmt.engine.progress import Progress
-from kubernetes_mgmt.shim import tacker_objects
-from kubernetes_mgmt.state import instance_state
+from kubernetes_mgmt.operations import vim_steps
+from kubernetes_mgmt.operations.request import InstanceStore, OperationRequest
 from kubernetes_mgmt.state.instance_state import DriverState
-from kubernetes_mgmt.vim.release import refuse_if_in_use, release_vim
 
 LOG = redact.get_logger(__name__)
+OPERATION = 'terminate'
 
 
-def terminate_start(context: Any, vnf_instance: Any) -> None:
-    state = instance_state.load(vnf_instance)
-    run(terminate_start_graph(context, vnf_instance, state), vnf_instance)
+def terminate_start(request: OperationRequest, store: InstanceStore) -> None:
+    state = store.load()
+    vim_steps.run_offline(
+        terminate_start_graph(store, request.instance_id, state),
+        request.instance_id)
     LOG.info('instance %s: no CNF uses the cluster; it may be terminated',
-             tacker_objects.instance_id(vnf_instance))
+             request.instance_id)
 
 
-def terminate_end(context: Any, vnf_instance: Any,
+def terminate_end(request: OperationRequest, store: InstanceStore, *,
                   rollback: bool = False) -> None:
-    state = instance_state.load(vnf_instance)
-    run(terminate_end_graph(context, vnf_instance, state), vnf_instance)
+    state = store.load()
+    vim_steps.run_offline(
+        terminate_end_graph(store, request.instance_id, state),
+        request.instance_id)
     LOG.info('instance %s: %s: VIM and driver state removed',
-             tacker_objects.instance_id(vnf_instance),
+             request.instance_id,
              'instantiate rolled back' if rollback else 'terminated')
 
 
-def terminate_start_graph(context: Any, vnf_instance: Any,
+def terminate_start_graph(store: InstanceStore, instance_id: str,
                           state: DriverState) -> Graph:
-    graph = Graph('terminate')
-    graph.add('check no CNF uses the VIM', CLUSTER,
-              lambda _: refuse_if_in_use(context, vnf_instance, state,
-                                         'terminate'))
+    graph = Graph(OPERATION)
+    vim_steps.check_unused(graph, store, instance_id, state, OPERATION)
     return graph
 
 
-def terminate_end_graph(context: Any, vnf_instance: Any,
+def terminate_end_graph(store: InstanceStore, instance_id: str,
                         state: DriverState) -> Graph:
-    graph = Graph('terminate')
-    deleted = graph.add('delete VIM', CLUSTER,
-                        lambda _: release_vim(context, vnf_instance, state))
-
-    def forget(_) -> None:
-        instance_state.forget(vnf_instance)
-        if callable(getattr(vnf_instance, 'save', None)):
-            vnf_instance.save()     # vim_connection_info may have changed
-
-    graph.add('forget driver state', CLUSTER, forget, needs=[deleted])
+    graph = Graph(OPERATION)
+    deleted = vim_steps.delete_vim(graph, store, instance_id, state)
+    graph.add('forget driver state', CLUSTER, lambda _: store.forget(),
+              needs=[deleted])
     return graph
-
-
-def run(graph: Graph, vnf_instance: Any) -> Progress:
-    """Run a graph that contacts no VM, as its own operation."""
-    progress = Progress(graph.operation,
-                        tacker_objects.instance_id(vnf_instance))
-    engine.run(graph, progress,
-               parallel=CONF.kubernetes_mgmt.max_parallel_hosts)
-    return progress

@@ -1,15 +1,16 @@
 """Reading Tacker's objects without importing Tacker.
 
-Hooks receive ``tacker.objects`` instances inside the conductor; tests and
-the lab pass look-alikes. Everything the driver reads from them goes
-through these accessors.
+Hooks receive ``tacker.objects`` instances inside the conductor (v2: the
+instance's dict, seen through ``v2.instance``); tests and the lab pass
+look-alikes. Everything the driver reads from them goes through these
+accessors, which only the shim uses.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.operations.request import Vnfc
 
 
 def additional_params(request: Any) -> dict:
@@ -54,12 +55,20 @@ def stored_additional_params(vnf_instance: Any) -> dict:
     return dict(getattr(info, 'additional_params', None) or {})
 
 
-def stack_id(vnf_instance: Any, vnf: dict | None = None) -> str:
-    """The Heat stack Tacker created for this VNF instance."""
+def stack_id_if_any(vnf_instance: Any, vnf: dict | None = None
+                    ) -> str | None:
+    """The Heat stack Tacker created for this VNF instance, if it has
+    one (v1 hands the ``vnf`` dict too, where it may be set first)."""
     info = getattr(vnf_instance, 'instantiated_vnf_info', None)
     value = getattr(info, 'instance_id', None)
     if not value and vnf:
         value = vnf.get('instance_id')
+    return str(value) if value else None
+
+
+def stack_id(vnf_instance: Any, vnf: dict | None = None) -> str:
+    """The Heat stack Tacker created for this VNF instance."""
+    value = stack_id_if_any(vnf_instance, vnf)
     if not value:
         raise MgmtDriverError(
             f'VNF instance {getattr(vnf_instance, "id", "?")} has no Heat '
@@ -101,15 +110,6 @@ def vnfc_instance_ids(heal_request: Any) -> list[str]:
     """The VNFCs a heal names; empty: heal the whole VNF (SOL003)."""
     value = attr(heal_request, 'vnfc_instance_id', 'vnfcInstanceId')
     return [str(v) for v in value or []]
-
-
-@dataclass(frozen=True)
-class Vnfc:
-    """One ``instantiated_vnf_info.vnfc_resource_info`` entry."""
-
-    id: str
-    vdu_id: str
-    server_id: str      # compute_resource.resource_id: the Nova server
 
 
 def vnfc_resources(vnf_instance: Any) -> dict[str, Vnfc]:

@@ -1,17 +1,22 @@
-"""The work behind each Tacker hook (the shim module forwards here).
+"""The work behind each v1 Tacker hook (``kubernetes_mgmt.py`` forwards
+here, through ``lifecycle``).
 
-This layer translates Tacker's objects into our typed parameters and
-topology, then runs the phases. It keeps no state between calls: what later
-hooks need is stored in the VNF instance (``instance_state``).
+Each hook turns Tacker's objects into a typed request and the instance's
+store (``shim.requests``, ``shim.instance_store``) and runs the
+operation. It keeps no state between calls: what later hooks need is
+stored in the VNF instance (``state.instance_state``).
 """
 from __future__ import annotations
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.operations import access, heal, rebuild, scale, terminate
+from kubernetes_mgmt.operations import heal, rebuild, scale, terminate
+from kubernetes_mgmt.operations.access import vm_user_data
 from kubernetes_mgmt.operations.instantiate import instantiate
+from kubernetes_mgmt.operations.request import SCALE_OUT
 from kubernetes_mgmt.params.validate import parse_cluster_params
 from kubernetes_mgmt.remote import user_data
-from kubernetes_mgmt.shim import tacker_objects
+from kubernetes_mgmt.shim import requests, tacker_objects
+from kubernetes_mgmt.shim.instance_store import TackerInstanceStore
 
 LOG = redact.get_logger(__name__)
 
@@ -35,8 +40,8 @@ class Lifecycle:
         # parameter on to Heat).
         params = parse_cluster_params(
             tacker_objects.additional_params(instantiate_vnf_request))
-        text = access.vm_user_data(tacker_objects.instance_id(vnf_instance),
-                                   params, first_use=True)
+        text = vm_user_data(tacker_objects.instance_id(vnf_instance),
+                            params, first_use=True)
         tacker_objects.set_additional_param(
             instantiate_vnf_request, user_data.PARAMETER, text)
         # What later heals read back (Tacker copied the request already).
@@ -48,58 +53,66 @@ class Lifecycle:
         # Validate the whole request before any host or API is touched.
         params = parse_cluster_params(
             tacker_objects.additional_params(instantiate_vnf_request))
-        instantiate(context, vnf_instance, params, kwargs.get('vnf'),
-                    zones=tacker_objects.grant_zones(
-                        grant, grant_request, vnf_instance))
+        instantiate(requests.operation_request(
+            vnf_instance, params=params, vnf=kwargs.get('vnf'), grant=grant,
+            grant_request=grant_request),
+            TackerInstanceStore(vnf_instance, context))
 
     def terminate_start(self, context, vnf_instance, terminate_vnf_request,
                         grant, grant_request, **kwargs):
         # Refuses while CNFs use the cluster, before Tacker deletes VMs.
-        terminate.terminate_start(context, vnf_instance)
+        terminate.terminate_start(requests.operation_request(vnf_instance),
+                                  TackerInstanceStore(vnf_instance, context))
 
     def terminate_end(self, context, vnf_instance, terminate_vnf_request,
                       grant, grant_request, **kwargs):
         # No request: Tacker rolls back a failed instantiate.
-        terminate.terminate_end(context, vnf_instance,
+        terminate.terminate_end(requests.operation_request(vnf_instance),
+                                TackerInstanceStore(vnf_instance, context),
                                 rollback=terminate_vnf_request is None)
 
     def scale_start(self, context, vnf_instance, scale_vnf_request, grant,
                     grant_request, **kwargs):
         # SCALE_IN before Heat removes the VMs; a SCALE_OUT request here
         # is the rollback of a failed scale-out (only scale_name_list).
-        scale.scale_in(context, vnf_instance, scale_vnf_request,
+        scale.scale_in(requests.day2_request(vnf_instance),
+                       TackerInstanceStore(vnf_instance, context),
+                       requests.scale_request(scale_vnf_request),
                        kwargs.get('scale_name_list') or [])
 
     def scale_end(self, context, vnf_instance, scale_vnf_request, grant,
                   grant_request, **kwargs):
-        if tacker_objects.scale_type(scale_vnf_request) != scale.SCALE_OUT:
+        if tacker_objects.scale_type(scale_vnf_request) != SCALE_OUT:
             _nothing_to_do('scale_end', vnf_instance)
             return
-        scale.scale_out(context, vnf_instance, scale_vnf_request,
-                        kwargs.get('scale_out_id_list') or [],
-                        kwargs.get('vnf'),
-                        zones=tacker_objects.grant_zones(
-                        grant, grant_request, vnf_instance))
+        scale.scale_out(requests.day2_request(
+            vnf_instance, vnf=kwargs.get('vnf'), grant=grant,
+            grant_request=grant_request),
+            TackerInstanceStore(vnf_instance, context),
+            requests.scale_request(scale_vnf_request),
+            kwargs.get('scale_out_id_list') or [])
 
     def heal_start(self, context, vnf_instance, heal_vnf_request, grant,
                    grant_request, **kwargs):
         vnfcs = tacker_objects.vnfc_instance_ids(heal_vnf_request)
+        request = requests.day2_request(vnf_instance)
+        store = TackerInstanceStore(vnf_instance, context)
         if vnfcs:
-            heal.heal_start(context, vnf_instance, vnfcs)
+            heal.heal_start(request, store, vnfcs)
         else:
-            rebuild.rebuild_start(context, vnf_instance)
+            rebuild.rebuild_start(request, store)
 
     def heal_end(self, context, vnf_instance, heal_vnf_request, grant,
                  grant_request, **kwargs):
         vnfcs = tacker_objects.vnfc_instance_ids(heal_vnf_request)
-        zones = tacker_objects.grant_zones(grant, grant_request,
-                                           vnf_instance)
+        request = requests.day2_request(
+            vnf_instance, vnf=kwargs.get('vnf'), grant=grant,
+            grant_request=grant_request)
+        store = TackerInstanceStore(vnf_instance, context)
         if vnfcs:
-            heal.heal_end(context, vnf_instance, vnfcs, kwargs.get('vnf'),
-                          zones=zones)
+            heal.heal_end(request, store, vnfcs)
         else:
-            rebuild.rebuild_end(context, vnf_instance, kwargs.get('vnf'),
-                                zones=zones)
+            rebuild.rebuild_end(request, store)
 
     # -- explicit no-ops --------------------------------------------------
     # Tacker calls every hook the VNFD routes to this driver; these have

@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.cluster.record import ClusterRecord
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.state import generations, integrity
+from kubernetes_mgmt.state.cluster_record import ClusterRecord
 
 LOG = redact.get_logger(__name__)
 METADATA_KEY = 'kubernetes_mgmt'
@@ -85,7 +85,7 @@ class DriverState:
     # heal_start -> heal_end: VNFC id -> the node being rebuilt
     # (NodeRecord fields plus the old server id).
     healing: dict[str, dict] = field(default_factory=dict)
-    # What the cluster was built with (cluster.record), frozen at
+    # What the cluster was built with (state.cluster_record), frozen at
     # instantiate.
     cluster: dict | None = None
 

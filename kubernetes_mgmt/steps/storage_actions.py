@@ -5,7 +5,7 @@ the cluster install and then registers the PVs. A heal of the storage
 server's VNFC first makes sure no PV is in use - its data would be gone
 with the old volume - and deletes the PVs; after the rebuild the new
 server is set up and the PVs are registered again with its address.
-These are the actions of steps (``orchestration.steps``).
+These are the actions of steps (``steps.declare``).
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The VIM registry protocol and how one is chosen."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from kubernetes_mgmt import seams
@@ -49,3 +50,33 @@ def tacker_registry(conf: Any = None) -> VimRegistry:
     """Tacker's NFVO (entry point ``tacker``)."""
     from kubernetes_mgmt.vim.tacker_registry import TackerVimRegistry
     return TackerVimRegistry()
+
+
+@dataclass(frozen=True)
+class SiteVims:
+    """A registry with the caller's request context bound (the shim makes
+    it; the operations never hold Tacker's context)."""
+
+    registry: VimRegistry
+    context: Any = None
+
+    def check_ready(self) -> None:
+        self.registry.check_ready()
+
+    def find(self, name: str) -> VimRecord | None:
+        return self.registry.find(self.context, name)
+
+    def get(self, vim_id: str) -> VimRecord | None:
+        return self.registry.get(self.context, vim_id)
+
+    def register(self, spec: VimSpec) -> VimRecord:
+        return self.registry.register(self.context, spec)
+
+    def delete(self, vim_id: str) -> None:
+        self.registry.delete(self.context, vim_id)
+
+    def in_use(self, vim_id: str) -> list[str]:
+        return self.registry.in_use(self.context, vim_id)
+
+    def with_url(self, auth_url: str) -> list[VimRecord]:
+        return self.registry.with_url(self.context, auth_url)

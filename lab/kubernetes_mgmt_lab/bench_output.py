@@ -22,8 +22,8 @@ def show_progress(quiet: bool) -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format='%(asctime)s %(message)s', datefmt='%H:%M:%S')
     if not quiet:
-        for name in ('progress', 'engine'):
-            logging.getLogger(f'kubernetes_mgmt.orchestration.{name}'
+        for name in ('progress', 'runner'):
+            logging.getLogger(f'kubernetes_mgmt.engine.{name}'
                               ).setLevel(logging.INFO)
 
 

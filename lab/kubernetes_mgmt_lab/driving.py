@@ -172,12 +172,18 @@ def timed_instantiate(lab: Lab, parallel: int):
     stack with ``max_parallel_hosts = parallel`` (benchmarks)."""
     from kubernetes_mgmt.operations.instantiate import instantiate
     from kubernetes_mgmt.params.validate import parse_cluster_params
+    from kubernetes_mgmt.shim import requests
+    from kubernetes_mgmt.shim.instance_store import TackerInstanceStore
 
     with driver_options(lab, max_parallel_hosts=parallel):
         request, instance = new_instance(lab)
         params = parse_cluster_params(request.additional_params)
         started = time.monotonic()
-        progress = instantiate(None, instance, params)
+        # As the v1 hook would (which returns nothing): the shim's
+        # request and store, then the operation.
+        progress = instantiate(
+            requests.operation_request(instance, params=params),
+            TackerInstanceStore(instance))
         return progress, time.monotonic() - started
 
 

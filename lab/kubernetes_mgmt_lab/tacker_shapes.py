@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # The product's own shape, used by the driver when Tacker is absent.
-from kubernetes_mgmt.vim.connection import VimConnectionInfo
+from kubernetes_mgmt.shim.vim_connection import VimConnectionInfo
 
 
 @dataclass

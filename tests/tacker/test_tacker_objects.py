@@ -8,9 +8,9 @@ import uuid
 from unittest import mock
 
 from kubernetes_mgmt.shim import tacker_objects
+from kubernetes_mgmt.shim import vim_connection as connection
 from kubernetes_mgmt.state import instance_state
 from kubernetes_mgmt.state.instance_state import DriverState, NodeRecord
-from kubernetes_mgmt.vim import connection
 from kubernetes_mgmt.vim.registration import VimRecord
 
 

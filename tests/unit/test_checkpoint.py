@@ -12,6 +12,7 @@ from kubernetes_mgmt.engine.graph import Graph
 from kubernetes_mgmt.engine.progress import Progress
 from kubernetes_mgmt.operations.checkpoint import Checkpoint
 from kubernetes_mgmt.remote.hostkeys import HostKeyStore
+from kubernetes_mgmt.shim.instance_store import TackerInstanceStore
 from kubernetes_mgmt.state import instance_state
 from kubernetes_mgmt.state.instance_state import DriverState
 
@@ -31,6 +32,11 @@ class _Instance:
             self.vnf_metadata[instance_state.METADATA_KEY])['state'])
 
 
+def store(instance):
+    """The shim's store over the instance, as a hook makes it."""
+    return TackerInstanceStore(instance)
+
+
 @pytest.fixture
 def plan(cluster_params, topology_of, package):
     return build_plan('inst-1', cluster_params, topology_of(), package)
@@ -46,7 +52,7 @@ def test_each_step_that_learns_something_is_saved_at_once(plan, state_key):
                        needs=[connect])
     graph.add('label nodes', 'cluster', lambda _: None, needs=[joined])
     engine.run(graph, Progress('scale', 'inst-1'), parallel=2,
-               on_settled=Checkpoint(instance, state, keys, plan))
+               on_settled=Checkpoint(store(instance), state, keys, plan))
 
     # A save after the connect (the key), one after the join (the
     # node); the step that learnt nothing saved nothing.
@@ -70,7 +76,7 @@ def test_what_a_failed_step_learnt_is_saved_before_the_failure_is_raised(
     graph.add('init', master.label, connect_then_fail)
     with pytest.raises(RuntimeError):
         engine.run(graph, Progress('instantiate', 'inst-1'), parallel=1,
-                   on_settled=Checkpoint(instance, state, keys, plan))
+                   on_settled=Checkpoint(store(instance), state, keys, plan))
     assert instance.saved[-1]['host_keys'] == {
         master.host.server_id: 'ssh-ed25519 BBBB'}
     assert instance.saved[-1]['nodes'] == {}     # init did not finish

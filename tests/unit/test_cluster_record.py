@@ -6,7 +6,7 @@ import dataclasses
 import logging
 
 from kubernetes_mgmt.cluster.cluster_plan import build_plan
-from kubernetes_mgmt.cluster.record import ClusterRecord
+from kubernetes_mgmt.state.cluster_record import ClusterRecord
 
 # package, options, cluster_params, topology_of: tests/unit/conftest.py
 

@@ -83,14 +83,38 @@ def test_steps_of_a_serial_group_never_overlap():
 def test_a_check_that_finds_the_work_done_skips_the_action():
     calls = []
     graph = Graph('scale-out')
-    graph.add('join-worker', 'w1', lambda facts: calls.append(facts),
-              check=lambda: None)
-    graph.add('join-worker', 'w2', lambda facts: calls.append(facts),
-              check=lambda: 'half-finished')
+    graph.add('join-worker', 'w1', lambda g: calls.append(g.facts),
+              check=lambda _: None)
+    graph.add('join-worker', 'w2', lambda g: calls.append(g.facts),
+              check=lambda _: 'half-finished')
     _, progress = run(graph)
     assert calls == ['half-finished']
     assert {s.host: s.outcome for s in progress.steps} == {
         'w1': 'skipped', 'w2': 'done'}
+
+
+def test_each_step_receives_the_results_of_the_steps_it_needs():
+    graph = Graph('scale-out')
+    chosen = graph.add('choose master', 'cluster', lambda _: 'm1')
+    secrets = graph.add('refresh-join', 'cluster',
+                        lambda g: f'token from {g.of(chosen)}',
+                        needs=[chosen])
+    skipped = graph.add('init', 'm0', lambda _: 'never', check=lambda _: 0)
+    joined = graph.add('join-worker', 'w1',
+                       lambda g: (g.of(secrets), g.facts, g.of(skipped)),
+                       check=lambda g: f'new, via {g.of(chosen)}',
+                       needs=[secrets, chosen, skipped])
+    results, _ = run(graph)
+    assert results[joined.id] == ('token from m1', 'new, via m1', None)
+
+
+def test_a_result_is_only_handed_to_the_steps_that_need_it():
+    graph = Graph('scale-out')
+    chosen = graph.add('choose master', 'cluster', lambda _: 'm1')
+    graph.add('join-worker', 'w1', lambda g: g.of(chosen))
+    with pytest.raises(GraphError, match="'choose master cluster' is not "
+                                         'a need of this step'):
+        run(graph)
 
 
 def test_one_failure_is_raised_as_it_is_and_stops_only_its_dependents():
@@ -148,7 +172,8 @@ def test_the_printed_plan_calls_no_check_and_no_action():
     graph = Graph('instantiate')
     prep = graph.add('prepare', 'w1@10.0.0.5', lambda _: touch())
     graph.add('join-worker', 'w1@10.0.0.5', lambda _: touch(),
-              check=touch, needs=[prep], why='the node has joined')
+              check=lambda _: touch(), needs=[prep],
+              why='the node has joined')
     text = render(graph)
     assert 'instantiate: 2 step(s)' in text
     assert 'join-worker w1@10.0.0.5  [skipped when the node has joined]' \
@@ -175,7 +200,7 @@ def test_the_summary_names_the_critical_path_of_steps_that_ran():
     graph = Graph('instantiate')
     quick = graph.add('prepare', 'w1', lambda _: None)
     long = graph.add('prepare', 'w2', lambda _: slow.wait(0.3))
-    graph.add('refresh-join', 'm0', lambda _: None, check=lambda: None,
+    graph.add('refresh-join', 'm0', lambda _: None, check=lambda _: None,
               needs=[long])
     graph.add('join-worker', 'w1', lambda _: None, needs=[quick])
     graph.add('join-worker', 'w2', lambda _: slow.wait(0.1), needs=[long])

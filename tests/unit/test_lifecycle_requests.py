@@ -1,5 +1,6 @@
 """Checks of scale and heal requests that run before any host is touched,
-and the exact etcd member matching (no lab needed)."""
+Tacker's requests read by the shim as the operations' typed requests, and
+the exact etcd member matching (no lab needed)."""
 from __future__ import annotations
 
 import json
@@ -10,7 +11,8 @@ from kubernetes_mgmt.cluster.etcd import EtcdMember, parse_members
 from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
 from kubernetes_mgmt.operations import heal, scale
 from kubernetes_mgmt.params.validate import parse_cluster_params
-from kubernetes_mgmt.shim import tacker_objects
+from kubernetes_mgmt.shim import requests, tacker_objects
+from kubernetes_mgmt.shim.v1_hooks import Lifecycle
 from kubernetes_mgmt.state.instance_state import DriverState, NodeRecord
 from kubernetes_mgmt_lab import tacker_shapes
 
@@ -36,8 +38,13 @@ def params(**worker):
     return parse_cluster_params(body)
 
 
-def scale_request(kind, aspect):
+def tacker_scale_request(kind, aspect):
     return tacker_shapes.ScaleVnfRequest(type=kind, aspect_id=aspect)
+
+
+def scale_request(kind, aspect):
+    """Tacker's request as the shim hands it to the operations."""
+    return requests.scale_request(tacker_scale_request(kind, aspect))
 
 
 # -- scale ------------------------------------------------------------------
@@ -73,7 +80,8 @@ def test_workers_without_aspect_cannot_scale():
 
 def test_request_bodies_work_as_well_as_objects():
     body = {'type': 'SCALE_OUT', 'aspectId': 'worker_instance'}
-    assert scale.check_request(body, params()) == 'SCALE_OUT'
+    assert scale.check_request(requests.scale_request(body),
+                               params()) == 'SCALE_OUT'
     assert tacker_objects.vnfc_instance_ids(
         {'vnfcInstanceId': ['a', 'b']}) == ['a', 'b']
 
@@ -98,11 +106,16 @@ def instance(nodes: dict[str, tuple[str, str]]):
     return inst, state
 
 
+def targets(inst, vnfc_ids, state):
+    """The heal targets of Tacker's instance, read by the shim."""
+    return heal.targets(requests.operation_request(inst), vnfc_ids, state)
+
+
 def test_vnfcs_map_to_their_nodes():
     inst, state = instance({'s1': ('master', 'master-a'),
                             's2': ('master', 'master-b'),
                             's3': ('worker', 'worker-c')})
-    found = heal.targets(inst, ['v-s3', 'v-s1', 'v-s3'], state)
+    found = targets(inst, ['v-s3', 'v-s1', 'v-s3'], state)
     assert [(t.vnfc_id, t.name, t.role) for t in found] == [
         ('v-s3', 'worker-c', 'worker'), ('v-s1', 'master-a', 'master')]
 
@@ -110,7 +123,7 @@ def test_vnfcs_map_to_their_nodes():
 def test_unknown_vnfc_is_refused_naming_the_known_ones():
     inst, state = instance({'s1': ('master', 'master-a')})
     with pytest.raises(ValidationError) as info:
-        heal.targets(inst, ['nope'], state)
+        targets(inst, ['nope'], state)
     assert "vnfcInstanceId[0]: 'nope' is not a VNFC" in str(info.value)
     assert 'v-s1' in str(info.value)
 
@@ -120,16 +133,16 @@ def test_only_master_of_a_simple_cluster_is_refused():
                             's2': ('worker', 'worker-b')})
     with pytest.raises(ValidationError, match='only master of this '
                        'single-master cluster'):
-        heal.targets(inst, ['v-s1'], state)
-    assert heal.targets(inst, ['v-s2'], state)[0].name == 'worker-b'
+        targets(inst, ['v-s1'], state)
+    assert targets(inst, ['v-s2'], state)[0].name == 'worker-b'
 
 
 def test_every_master_at_once_is_refused():
     inst, state = instance({'s1': ('master', 'm-a'), 's2': ('master', 'm-b'),
                             's3': ('master', 'm-c')})
-    assert len(heal.targets(inst, ['v-s1', 'v-s2'], state)) == 2
+    assert len(targets(inst, ['v-s1', 'v-s2'], state)) == 2
     with pytest.raises(ValidationError, match='all 3 masters'):
-        heal.targets(inst, ['v-s1', 'v-s2', 'v-s3'], state)
+        targets(inst, ['v-s1', 'v-s2', 'v-s3'], state)
 
 
 def test_repeated_heal_start_finds_the_noted_node():
@@ -138,7 +151,7 @@ def test_repeated_heal_start_finds_the_noted_node():
     state.forget_node('s2')
     state.healing['v-s2'] = {'server_id': 's2', 'name': 'w-b',
                              'role': 'worker', 'ip': '10.0.0.11'}
-    assert heal.targets(inst, ['v-s2'], state)[0].name == 'w-b'
+    assert targets(inst, ['v-s2'], state)[0].name == 'w-b'
 
 
 # -- etcd -------------------------------------------------------------------
@@ -181,12 +194,14 @@ def test_rollback_of_a_refused_master_scale_out_has_nothing_to_undo():
     # scale_end refused it before any VM was touched; Tacker's rollback
     # must go on to delete the VMs. No Heat, no SSH is needed for that.
     inst = stored_instance()
-    assert scale.scale_in(None, inst,
-                          scale_request('SCALE_OUT', 'master_instance'),
-                          ['abc']) is None
+    hooks = Lifecycle()
+    assert hooks.scale_start(
+        None, inst, tacker_scale_request('SCALE_OUT', 'master_instance'),
+        None, None, scale_name_list=['abc']) is None
     with pytest.raises(ValidationError, match='is the master aspect'):
-        scale.scale_in(None, inst,
-                       scale_request('SCALE_IN', 'master_instance'), ['abc'])
+        hooks.scale_start(
+            None, inst, tacker_scale_request('SCALE_IN', 'master_instance'),
+            None, None, scale_name_list=['abc'])
     assert inst.saves == 0 and not inst.vnf_metadata
 
 
@@ -195,5 +210,6 @@ def test_operations_need_the_stored_request():
     inst.instantiated_vnf_info.additional_params = {}
     with pytest.raises(MgmtDriverError,
                        match='no stored instantiate parameters'):
-        scale.scale_out(None, inst,
-                        scale_request('SCALE_OUT', 'worker_instance'), ['x'])
+        Lifecycle().scale_end(
+            None, inst, tacker_scale_request('SCALE_OUT', 'worker_instance'),
+            None, None, scale_out_id_list=['x'])

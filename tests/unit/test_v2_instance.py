@@ -10,12 +10,12 @@ import pytest
 from kubernetes_mgmt.shim import tacker_objects
 from kubernetes_mgmt.shim.v2 import sealed
 from kubernetes_mgmt.shim.v2.instance import PARAMS_KEY, VIM_KEY, V2Instance
-from kubernetes_mgmt.state import instance_state
-from kubernetes_mgmt.state.instance_state import DriverState, NodeRecord
-from kubernetes_mgmt.vim.connection import (
+from kubernetes_mgmt.shim.vim_connection import (
     add_vim_connection,
     remove_vim_connection,
 )
+from kubernetes_mgmt.state import instance_state
+from kubernetes_mgmt.state.instance_state import DriverState, NodeRecord
 from kubernetes_mgmt.vim.registration import VimRecord
 
 INSTANCE_ID = 'd6f8ad4e-6c3b-4d5c-9f4f-1b2a3c4d5e6f'

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from kubernetes_mgmt.errors import ValidationError
+from kubernetes_mgmt.operations import scale
 from kubernetes_mgmt.params.schema import USER_DATA_CLASS_KEY, USER_DATA_KEY
 from kubernetes_mgmt.params.validate import parse_cluster_params
+from kubernetes_mgmt.shim import instance_store
 from kubernetes_mgmt.shim.v2 import entry, operations
 from kubernetes_mgmt.shim.v2.instance import V2Instance
 from kubernetes_mgmt.shim.v2.operations import Call
@@ -319,7 +321,7 @@ def test_the_rollback_of_a_failed_scale_out_removes_the_new_workers(
         if vdu == 'workerNode')
     masters = (Host(Role.MASTER, 'srv-m0', 'masterNode', '10.0.0.10',
                     '10.0.0.10', member_name='masterNode-0'),)
-    monkeypatch.setattr(operations, 'heat_client_for',
+    monkeypatch.setattr(instance_store, 'heat_client_for',
                         lambda instance, context: 'heat')
 
     def read_topology(heat, stack_id, cluster_params):
@@ -327,7 +329,7 @@ def test_the_rollback_of_a_failed_scale_out_removes_the_new_workers(
         assert cluster_params.worker.ssh_cp_name == 'workerNode_CP2'
         return Topology(STACK_ID, masters, workers, cluster_ip='10.0.0.10')
 
-    monkeypatch.setattr(operations, 'read_topology', read_topology)
+    monkeypatch.setattr(scale, 'read_topology', read_topology)
     before = V2Instance(v2_instance())
     before.store_params(_sample_params())
     before = _known(before, 'srv-m0', 'srv-w0', 'srv-w1')
@@ -337,27 +339,33 @@ def test_the_rollback_of_a_failed_scale_out_removes_the_new_workers(
                  instance=rollback)
     # The members the failed scale-out added leave before Heat deletes
     # their VMs; the workers from before stay.
-    assert operations._members_in_heat_only(call) == [
-        'workerNode-2', 'workerNode-10']
+    assert _leaving_in_rollback(call) == ['workerNode-2', 'workerNode-10']
 
 
 def test_the_rollback_leaves_the_workers_from_before(state_key,
                                                      monkeypatch):
-    monkeypatch.setattr(operations, 'heat_client_for',
+    monkeypatch.setattr(instance_store, 'heat_client_for',
                         lambda instance, context: 'heat')
     workers = (Host(Role.WORKER, 'srv-w0', 'workerNode', '10.0.0.30',
                     '10.0.0.30', member_name='workerNode-0'),
                Host(Role.WORKER, 'srv-w9', 'workerNode', '10.0.0.39',
                     '10.0.0.39', member_name='workerNode-9'))
     monkeypatch.setattr(
-        operations, 'read_topology', lambda heat, stack_id, params:
+        scale, 'read_topology', lambda heat, stack_id, params:
         Topology(STACK_ID, (), workers, cluster_ip='10.0.0.10'))
     instance = V2Instance(v2_instance())
     instance.store_params(_sample_params())
     instance = _known(instance, 'srv-m0', 'srv-w0')
     call = _call('scale_rollback_start', {'type': 'SCALE_OUT'},
                  instance=instance)
-    assert operations._members_in_heat_only(call) == ['workerNode-9']
+    assert _leaving_in_rollback(call) == ['workerNode-9']
+
+
+def _leaving_in_rollback(call) -> list[str]:
+    """The members scale_rollback_start removes: those of the stack that
+    are no node of the state Tacker kept."""
+    return scale.members_outside(call.day2_request(), call.store,
+                                 operations._nodes_kept_by_tacker(call))
 
 
 def test_without_state_every_vnfc_is_new(state_key):

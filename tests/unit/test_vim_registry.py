@@ -26,12 +26,12 @@ from oslo_config import cfg
 
 from kubernetes_mgmt import conf as kconf
 from kubernetes_mgmt.errors import MgmtDriverError
-from kubernetes_mgmt.vim import VimError, VimRecord, VimSpec, registry_for
-from kubernetes_mgmt.vim.connection import (
+from kubernetes_mgmt.shim.vim_connection import (
     add_vim_connection,
     remove_vim_connection,
     vim_connection_info,
 )
+from kubernetes_mgmt.vim import VimError, VimRecord, VimSpec, registry_for
 from kubernetes_mgmt.vim.registry import VimRegistry
 from kubernetes_mgmt.vim.tacker_registry import TackerVimRegistry
 from kubernetes_mgmt_lab import conf as lab_conf

@@ -1,4 +1,5 @@
-"""Each v2 LCM script operation, as the v1 hook that does the same work.
+"""Each v2 LCM script operation: the typed request and store the shim
+makes from the v2 inputs, and the operation that does the work.
 
 tacker-conductor runs ``<op>_start`` before and ``<op>_end`` after its own
 work (Heat), and ``<op>_rollback_start|end`` around a rollback. What v1
@@ -13,23 +14,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.operations import access
+from kubernetes_mgmt.operations import heal, rebuild, scale, terminate
+from kubernetes_mgmt.operations.access import vm_user_data
+from kubernetes_mgmt.operations.instantiate import instantiate
+from kubernetes_mgmt.operations.request import (
+    SCALE_IN,
+    SCALE_OUT,
+    OperationRequest,
+)
 from kubernetes_mgmt.params.cluster_params import ClusterParams
 from kubernetes_mgmt.params.schema import USER_DATA_CLASS_KEY, USER_DATA_KEY
-from kubernetes_mgmt.params.validate import (
-    parse_cluster_params,
-    read_stored_params,
-)
+from kubernetes_mgmt.params.validate import parse_cluster_params
 from kubernetes_mgmt.remote import user_data
-from kubernetes_mgmt.shim import tacker_objects
-from kubernetes_mgmt.shim.v1_hooks import Lifecycle
+from kubernetes_mgmt.shim import requests, tacker_objects
+from kubernetes_mgmt.shim.instance_store import TackerInstanceStore
 from kubernetes_mgmt.shim.v2.instance import V2Instance
 from kubernetes_mgmt.state import instance_state
-from kubernetes_mgmt.topology.heat import read_topology
-from kubernetes_mgmt.topology.heat_client import heat_client_for
 
 LOG = redact.get_logger(__name__)
-SCALE_OUT, SCALE_IN = 'SCALE_OUT', 'SCALE_IN'
 
 
 @dataclass
@@ -43,9 +45,14 @@ class Call:
     grant: dict | None
     context: Any = None
 
+    @property
+    def store(self) -> TackerInstanceStore:
+        return TackerInstanceStore(self.instance, self.context)
 
-def _hooks() -> Lifecycle:
-    return Lifecycle()
+    def day2_request(self, **kwargs: Any) -> OperationRequest:
+        return requests.day2_request(self.instance, grant=self.grant,
+                                     grant_request=self.grant_request,
+                                     **kwargs)
 
 
 def driver_request(request: dict) -> dict:
@@ -72,16 +79,18 @@ def _give_vms_the_key(call: Call, params: ClusterParams) -> None:
     Later stack updates keep the stack's parameter, so a value changed
     through PATCH afterwards never reaches a VM."""
     metadata = call.instance.vnf_metadata
-    metadata[user_data.PARAMETER] = access.vm_user_data(
+    metadata[user_data.PARAMETER] = vm_user_data(
         call.instance.id, params, first_use=True)
     call.instance.vnf_metadata = metadata
 
 
 def instantiate_end(call: Call) -> None:
-    call.instance.store_params(
-        tacker_objects.additional_params(call.request))
-    _hooks().instantiate_end(call.context, call.instance, call.request,
-                             call.grant, call.grant_request)
+    body = tacker_objects.additional_params(call.request)
+    call.instance.store_params(body)    # what later operations read
+    params = parse_cluster_params(body)
+    instantiate(requests.operation_request(
+        call.instance, params=params, grant=call.grant,
+        grant_request=call.grant_request), call.store)
 
 
 def instantiate_rollback_start(call: Call) -> None:
@@ -92,44 +101,52 @@ def instantiate_rollback_start(call: Call) -> None:
 def terminate_start(call: Call) -> None:
     # terminate_end gets an instance Tacker has already emptied: the VIM
     # and the state go now, once no CNF uses the cluster.
-    _hooks().terminate_start(call.context, call.instance, call.request,
-                             call.grant, call.grant_request)
+    terminate.terminate_start(requests.operation_request(call.instance),
+                              call.store)
     _forget(call, rollback=False)
 
 
 def scale_start(call: Call) -> None:
     if tacker_objects.scale_type(call.request) != SCALE_IN:
         return
-    _hooks().scale_start(call.context, call.instance, call.request,
-                         call.grant, call.grant_request,
-                         scale_name_list=_removed_members(call))
+    scale.scale_in(call.day2_request(), call.store,
+                   requests.scale_request(call.request),
+                   _removed_members(call))
 
 
 def scale_end(call: Call) -> None:
     if tacker_objects.scale_type(call.request) != SCALE_OUT:
         return
-    _hooks().scale_end(call.context, call.instance, call.request,
-                       call.grant, call.grant_request,
-                       scale_out_id_list=_new_member_stacks(call))
+    scale.scale_out(call.day2_request(), call.store,
+                    requests.scale_request(call.request),
+                    _new_member_stacks(call))
 
 
 def scale_rollback_start(call: Call) -> None:
     # A failed scale-out: the new members leave before Heat deletes them.
     if tacker_objects.scale_type(call.request) != SCALE_OUT:
         return
-    _hooks().scale_start(call.context, call.instance, call.request,
-                         call.grant, call.grant_request,
-                         scale_name_list=_members_in_heat_only(call))
+    request = call.day2_request()
+    scale.scale_in(request, call.store,
+                   requests.scale_request(call.request),
+                   scale.members_outside(request, call.store,
+                                         _nodes_kept_by_tacker(call)))
 
 
 def heal_start(call: Call) -> None:
-    _hooks().heal_start(call.context, call.instance, call.request,
-                        call.grant, call.grant_request)
+    vnfcs = tacker_objects.vnfc_instance_ids(call.request)
+    if vnfcs:
+        heal.heal_start(call.day2_request(), call.store, vnfcs)
+    else:
+        rebuild.rebuild_start(call.day2_request(), call.store)
 
 
 def heal_end(call: Call) -> None:
-    _hooks().heal_end(call.context, call.instance, call.request,
-                      call.grant, call.grant_request)
+    vnfcs = tacker_objects.vnfc_instance_ids(call.request)
+    if vnfcs:
+        heal.heal_end(call.day2_request(), call.store, vnfcs)
+    else:
+        rebuild.rebuild_end(call.day2_request(), call.store)
 
 
 OPERATIONS: dict[str, Callable[[Call], None]] = {
@@ -164,9 +181,8 @@ def run(call: Call) -> None:
 # -- targets ------------------------------------------------------------------
 
 def _forget(call: Call, rollback: bool) -> None:
-    _hooks().terminate_end(call.context, call.instance,
-                           None if rollback else call.request,
-                           call.grant, call.grant_request)
+    terminate.terminate_end(requests.operation_request(call.instance),
+                            call.store, rollback=rollback)
     call.instance.forget_params()
 
 
@@ -180,12 +196,19 @@ def _removed_members(call: Call) -> list[str]:
             if str(_server(v)) in servers]
 
 
+def _nodes_kept_by_tacker(call: Call) -> set[str]:
+    """Server ids of the nodes in the driver's state as Tacker keeps it
+    (not what a failed attempt of this operation handed on: a node it
+    remembered may never have joined)."""
+    state = instance_state.load(call.instance.persisted_instance())
+    return {*state.nodes, state.storage_server} - {None}
+
+
 def _new_vnfcs(call: Call) -> list[dict]:
     """VNFCs whose server is no node of the instance as Tacker keeps it:
     on a retry, also those a failed attempt remembered (their steps find
     their work done where it was)."""
-    state = instance_state.load(call.instance.persisted_instance())
-    known = {*state.nodes, state.storage_server}
+    known = _nodes_kept_by_tacker(call)
     return [v for v in call.instance.vnfc_resources()
             if _server(v) not in known]
 
@@ -196,19 +219,6 @@ def _new_member_stacks(call: Call) -> list[str]:
     return [str(v['metadata']['stack_id']).rsplit('/', 1)[-1]
             for v in _new_vnfcs(call)
             if (v.get('metadata') or {}).get('stack_id')]
-
-
-def _members_in_heat_only(call: Call) -> list[str]:
-    """Worker members Heat has that are no node of the instance as
-    Tacker keeps it: during a scale-out rollback the instance lists only
-    the VNFCs from before, and the failed attempt may have joined some."""
-    state = instance_state.load(call.instance.persisted_instance())
-    params = read_stored_params(call.instance.stored_params())
-    heat = heat_client_for(call.instance, call.context)
-    topology = read_topology(heat, tacker_objects.stack_id(call.instance),
-                             params)
-    return [h.member_name for h in topology.workers
-            if h.member_name and h.server_id not in state.nodes]
 
 
 def _server(vnfc: dict) -> str | None:
