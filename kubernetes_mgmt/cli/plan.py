@@ -21,6 +21,7 @@ from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
 from kubernetes_mgmt.orchestration import plans
 from kubernetes_mgmt.orchestration.graph import render
 from kubernetes_mgmt.package import package_dir
+from kubernetes_mgmt.params.schema import api_of
 from kubernetes_mgmt.params.validate import parse_instantiate_request
 from kubernetes_mgmt.topology.heat import read_topology
 from kubernetes_mgmt.topology.heat_client import heat_client_for
@@ -88,7 +89,7 @@ def print_plan(operation: str, body: dict, stack_id: str,
 
 
 def _cluster(body: dict, stack_id: str) -> ClusterPlan:
-    params = parse_instantiate_request(body)
+    params = parse_instantiate_request(body, api_of(body)[0])
     topology = read_topology(heat_client_for(None), stack_id, params)
     plan = build_plan('(plan)', params, topology, package_dir(None, None))
     roles.check_plan(plan)
