@@ -32,10 +32,11 @@ def _lab(root: str, vms: dict[str, tuple[str, bool] | None]) -> None:
             server_id=f'server-{host}-of-{os.path.basename(root)}'))
     lab_state.save(state, lab_state.state_path(root))
     with store.mutate(state.cluster_dir) as data:
-        for host, node in vms.items():
+        for host in state.hosts:
+            node = vms[host.name]
             if node is not None:
-                cluster.add_node(data, node[0], host, '10.10.0.1', 'v1.30.0',
-                                 node[1])
+                cluster.add_node(data, node[0], host.name, host.ip,
+                                 'v1.30.0', node[1])
 
 
 def _services(path, *labs: dict[str, tuple[str, bool] | None]) -> str:
@@ -86,6 +87,21 @@ def test_master_0_of_a_cluster_tacker_built(tmp_path, ran, capsys):
                        ('server-vm-1-of-lab', 'vm-1')):
         assert _exec('--services', services, name, '--', 'true') == 0
         assert ran[-1][:2] == (lab, host), name
+
+
+def test_a_node_of_a_vm_gone_is_not_its_successors(tmp_path, ran, capsys):
+    # The cluster of a terminated VNF keeps its nodes until the next
+    # kubeadm init; a new VM took the name vm-0, at another address.
+    services = _services(tmp_path / 'kos', TACKER_CLUSTER)
+    lab = cloud.lab_root(Root(services))
+    with lab_state.locked(lab_state.state_path(lab)) as state:
+        state.host('vm-0').ip = '10.10.0.99'
+    assert _exec('--services', services, 'master-zq4kd1', '--', 'ls') == 1
+    assert _exec('--services', services, 'master-1', '--', 'ls') == 1
+    assert _exec('--services', services, 'master-0', '--', 'ls') == 0
+    assert ran == [(lab, 'vm-2', ['ls'])]
+    assert 'vm-0, vm-1 (node worker-m2bq8a, worker-0)' in \
+        capsys.readouterr().err
 
 
 def test_without_options_the_default_lab_and_services_are_searched(

@@ -101,18 +101,27 @@ def vms(root: str) -> list[Vm]:
 def _nodes_by_host(state: lab_state.LabState
                    ) -> dict[str, tuple[str, bool]]:
     """Lab host -> (its node's name, whether it is a control-plane node),
-    read from the lab's emulated cluster (none yet: {})."""
+    read from the lab's emulated cluster (none yet: {}). A node counts
+    only while its host has the node's address: the cluster keeps the
+    nodes of a terminated VNF until the next ``kubeadm init``, and the
+    lab cloud gives a new VM the lowest free vm-N name."""
     from kubernetes_mgmt_lab.emulated import store
     from kubernetes_mgmt_lab.emulated.view import ClusterView
 
     if not os.path.exists(os.path.join(state.cluster_dir, store.STATE_FILE)):
         return {}
     view = ClusterView(state.cluster_dir)
-    control = {n['metadata']['name'] for n in view.nodes()
-               if CONTROL_PLANE in n['metadata'].get('labels', {})}
-    names = {h.name for h in state.hosts}
-    return {host: (node, node in control)
-            for node, host in view.node_hosts().items() if host in names}
+    nodes = {n['metadata']['name']: n for n in view.nodes()}
+    address = {h.name: h.ip for h in state.hosts if h.plugged}
+    return {host: (name, CONTROL_PLANE in nodes[name]['metadata'].get(
+                'labels', {}))
+            for name, host in view.node_hosts().items()
+            if host in address and address[host] in _addresses(nodes[name])}
+
+
+def _addresses(node: dict) -> set[str]:
+    return {a.get('address') for a in node.get('status', {}).get(
+        'addresses') or [] if a.get('type') == 'InternalIP'}
 
 
 def _aliases(nodes: dict[str, tuple[str, bool]]) -> dict[str, str]:
