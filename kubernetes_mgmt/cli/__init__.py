@@ -14,6 +14,7 @@ import sys
 from importlib import metadata
 
 from kubernetes_mgmt import redact
+from kubernetes_mgmt.cli import closed_pipe
 
 _SUBCOMMAND_MODULES = (
     'kubernetes_mgmt.cli.validate',
@@ -41,6 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    return closed_pipe.quietly(lambda: _run(argv))
+
+
+def _run(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     # One operation: secrets registered while it runs are masked in what
     # it prints and logs.

@@ -61,11 +61,26 @@ def _register_build(sub: Any) -> None:
                             'v2 VNF LCM API (an LCM script instead of the '
                             'Mgmt Driver module; BaseHOT with one nested '
                             'stack per VM)')
+    build.add_argument('--descriptor-id', metavar='UUID',
+                       help='the VNFD id to give the package (the VNFD ID '
+                            'of openstack vnflcm create): set in the top '
+                            'VNFD and in the VNF node type\'s default and '
+                            'valid_values, which must all agree (default: '
+                            'the id the templates have)')
     build.add_argument('--sol001-dir', type=Path, metavar='DIR',
-                       help='directory with etsi_nfv_sol001_common_types.'
-                            'yaml and etsi_nfv_sol001_vnfd_types.yaml '
-                            '(default: the installed tacker package, else '
-                            'the tacker wheel downloaded once with pip)')
+                       help='where the ETSI SOL001 type files are: a '
+                            'directory with etsi_nfv_sol001_common_types.'
+                            'yaml and etsi_nfv_sol001_vnfd_types.yaml, or '
+                            'a Tacker virtualenv, site-packages directory '
+                            'or source tree holding them (default: the '
+                            'tacker package installed in this Python, '
+                            'else an earlier --fetch-sol001 download)')
+    build.add_argument('--fetch-sol001', action='store_true',
+                       help='if they are not found so, download the '
+                            'tacker wheel from PyPI with pip once (cached '
+                            'in ~/.cache/kubernetes-mgmt) and take them '
+                            'from it; nothing is downloaded without this '
+                            'option')
     build.set_defaults(func=_build)
 
 
@@ -79,20 +94,29 @@ def _register_verify(sub: Any) -> None:
                     "Tacker's and has the methods Tacker calls (read, "
                     'never run), and that the PV manifests the requests '
                     'register are NFS PersistentVolumes on exported '
-                    'directories. An archive with an unsafe entry '
+                    'directories. The requests checked are the '
+                    "package's own: those given with --request, else the "
+                    "request samples of the plugin's sample the package "
+                    'was built from (none for a package built with '
+                    '--source); each must name only flavours, '
+                    'connection points, aspects, VDUs and Heat resources '
+                    'the package has. The VNFD id must be the same in '
+                    'the top VNFD and the VNF node type\'s default and '
+                    'valid_values. An archive with an unsafe entry '
                     '(absolute or .. name, link, duplicate, forged size) '
                     'is refused before anything is read. A CNF '
-                    'package (no BaseHOT, no Mgmt Driver) is checked '
-                    'against the CNF request samples instead: their '
-                    'lcm-kubernetes-def-files and namespace as the '
-                    'kubernetes-namespaced driver would check them. Exit '
-                    'status 0: fine, 1: problems, 2: unreadable.')
+                    'package (no BaseHOT, no Mgmt Driver) has its '
+                    'requests\' lcm-kubernetes-def-files and namespace '
+                    'checked as the kubernetes-namespaced driver would '
+                    'check them. Exit status 0: fine, 1: problems, 2: '
+                    'unreadable.')
     verify.add_argument('file', type=Path, metavar='FILE',
                         help='the CSAR (zip) to check')
     verify.add_argument('--request', type=Path, action='append',
                         default=[], metavar='FILE',
-                        help='also check the paths this Instantiate request '
-                             '(JSON) references; may be repeated')
+                        help='an Instantiate request (JSON) to check the '
+                             'package against, instead of the sample\'s '
+                             'requests; may be repeated')
     verify.set_defaults(func=_verify)
 
 
@@ -106,6 +130,8 @@ def _build(args: argparse.Namespace) -> int:
         layout.V2_OUTPUT if args.v2 else layout.DEFAULT_OUTPUT
     options = BuildOptions(output=args.output or Path(default),
                            image=args.image, sol001_dir=args.sol001_dir,
+                           fetch_sol001=args.fetch_sol001,
+                           descriptor_id=args.descriptor_id,
                            source=args.source, cnf=args.cnf, v2=args.v2)
     try:
         report = build(options)

@@ -19,6 +19,7 @@ from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.engine.graph import render
 from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
 from kubernetes_mgmt.operations import plans
+from kubernetes_mgmt.params.schema import api_of
 from kubernetes_mgmt.params.validate import parse_instantiate_request
 from kubernetes_mgmt.shim.package_source import package_dir
 from kubernetes_mgmt.topology.heat_client import heat_client_for
@@ -88,5 +89,6 @@ def print_plan(operation: str, body: dict, stack_id: str,
 def _cluster(body: dict, stack_id: str) -> ClusterPlan:
     # The configured seams, with no VNF instance: a lab's or a site's
     # own Heat client and package directory.
-    return plans.cluster_plan(parse_instantiate_request(body), stack_id,
-                              heat_client_for(None), package_dir(None, None))
+    params = parse_instantiate_request(body, api_of(body)[0])
+    return plans.cluster_plan(params, stack_id, heat_client_for(None),
+                              package_dir(None, None))

@@ -2,8 +2,10 @@
 
 Reads a request body (the file given to ``openstack vnflcm instantiate``,
 ``scale``, ``heal`` or ``terminate``) and validates it without contacting
-anything: an Instantiate request exactly like the driver will, the others
-against their SOL003 shape. Fields that still hold a sample's
+anything: an Instantiate request exactly like the driver will under the
+Tacker API it is for (v1 or v2: told by its vimConnectionInfo, a list or a
+map, or given with --api), the others against their SOL003 shape. Fields
+that still hold a sample's
 ``REPLACE_WITH_...`` placeholder are named. Exit status: 0 valid, 1
 invalid request, 2 the file cannot be read, is not JSON or its kind
 cannot be told.
@@ -20,6 +22,7 @@ from kubernetes_mgmt.errors import ValidationError
 from kubernetes_mgmt.params import checks, lcm_requests
 from kubernetes_mgmt.params import cluster_params as model
 from kubernetes_mgmt.params.paths import Path, render, sort_key
+from kubernetes_mgmt.params.schema import API_V1, APIS, api_of
 from kubernetes_mgmt.params.validate import parse_instantiate_request
 
 EXIT_OK = 0
@@ -60,6 +63,12 @@ def register(subparsers: Any) -> None:
                              'keys, e.g. flavourId: instantiate, aspectId: '
                              'scale, terminationType: terminate, '
                              'vnfcInstanceId or cause: heal)')
+    parser.add_argument('--api', choices=APIS,
+                        help="the Tacker VNF LCM API the Instantiate "
+                             'request is for (default: told by its '
+                             'vimConnectionInfo, a list: v1, a map: v2; '
+                             'without one, v1). Under v2 the node groups '
+                             'need no aspect_id for the user data')
     parser.set_defaults(func=run)
 
 
@@ -77,10 +86,14 @@ def run(args: argparse.Namespace) -> int:
               'give --kind (one of: ' + ', '.join(lcm_requests.KINDS)
               + ')', file=sys.stderr)
         return EXIT_UNREADABLE
-    problems, text = _check(kind, args.file, body)
+    problems, text = _check(kind, args.file, body, args.api)
+    held = placeholders(body)
+    # A placeholder is no CIDR, say: the one line to act on is its own.
+    problems = [p for p in problems
+                if not any(p.startswith(f'{render("", path)}: ')
+                           for path, _ in held)]
     problems += [f'{render("", path)}: still holds the sample\'s '
-                 f'placeholder {word}; replace it' for path, word
-                 in placeholders(body)]
+                 f'placeholder {word}; replace it' for path, word in held]
     if problems:
         for problem in problems:
             print(problem, file=sys.stderr)
@@ -89,14 +102,16 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _check(kind: str, file_name: str, body: Any) -> tuple[list[str], str]:
+def _check(kind: str, file_name: str, body: Any,
+           api: str | None = None) -> tuple[list[str], str]:
     """(problems, summary) of ``body`` as a request of ``kind``."""
     if kind == lcm_requests.INSTANTIATE:
+        api, why = (api, '--api') if api else api_of(body)
         try:
-            params = parse_instantiate_request(body)
+            params = parse_instantiate_request(body, api)
         except ValidationError as exc:
             return [str(problem) for problem in exc.problems], ''
-        return [], summary(file_name, body, params)
+        return [], summary(file_name, body, params, f'{api} ({why})')
     found = lcm_requests.request_findings(kind, body)
     if found:
         found.sort(key=lambda finding: sort_key(finding[0]))
@@ -168,12 +183,13 @@ def _json_error(file_name: str, exc: json.JSONDecodeError) -> str:
     return f'{where}: invalid JSON: {exc.msg}'
 
 
-def summary(file_name: str, body: dict,
-            params: model.ClusterParams) -> str:
+def summary(file_name: str, body: dict, params: model.ClusterParams,
+            api: str = API_V1) -> str:
     """A short human summary of a valid request; never any secret."""
     master, worker = params.master, params.worker
     lines = [
         f'{file_name}: valid',
+        f'  API:             {api}',
         f"  flavour:         {body['flavourId']}",
         f'  VIM name:        {params.vim_name or "(not set)"}',
         f'  master group:    {_group(master)}, cluster CP '

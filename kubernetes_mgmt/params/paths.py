@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 Part = str | int
 Path = tuple[Part, ...]
@@ -32,6 +33,22 @@ def render(base: str, parts: Iterable[Part]) -> str:
         else:
             text += f'[{json.dumps(part)}]'
     return text or ROOT_LABEL
+
+
+def select(node: Any, pattern: Path, at: Path = ()
+           ) -> Iterator[tuple[Path, Any]]:
+    """(path, value) of each value at ``pattern`` in ``node`` (``'*'``:
+    every list entry); wrong types simply don't match."""
+    if not pattern:
+        yield at, node
+        return
+    head, rest = pattern[0], pattern[1:]
+    if head == '*':
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                yield from select(item, rest, (*at, index))
+    elif isinstance(node, dict) and head in node:
+        yield from select(node[head], rest, (*at, head))
 
 
 def sort_key(path: Sequence[Part]) -> tuple[tuple[int, int, str], ...]:

@@ -24,6 +24,12 @@ from jsonschema.exceptions import ValidationError as SchemaError
 from kubernetes_mgmt.params.paths import Path, show
 
 PARAM_KEY = 'k8s_cluster_installation_param'
+# Tacker's two VNF LCM APIs: a request differs in shape (vimConnectionInfo
+# a list or a map, v2's extra SOL003 keys) and in one rule of ours (v1's
+# user data sizes node groups by their aspect_id).
+API_V1 = 'v1'
+API_V2 = 'v2'
+APIS = (API_V1, API_V2)
 USER_DATA_KEY = 'lcm-operation-user-data'
 USER_DATA_CLASS_KEY = 'lcm-operation-user-data-class'
 
@@ -181,32 +187,50 @@ ADDITIONAL_PARAMS = {
 # SOL003 InstantiateVnfRequest as users write it; additionalParams is
 # checked with ADDITIONAL_PARAMS separately so its problems carry the
 # same paths whichever entry point is used.
-INSTANTIATE_REQUEST = _object(
-    {'flavourId': _text('deployment flavour id from the VNFD'),
-     'instantiationLevelId': _text('instantiation level id'),
-     'extVirtualLinks': {'type': 'array', 'items': {'type': 'object'},
-                         'maxItems': LIST_MAX,
-                         'description': 'external virtual links'},
-     'extManagedVirtualLinks': {'type': 'array',
-                                'items': {'type': 'object'},
-                                'maxItems': LIST_MAX,
-                                'description': 'externally managed '
-                                               'virtual links'},
-     # A list in the v1 API, a map keyed by id in the v2 API.
-     'vimConnectionInfo': {'type': ['array', 'object'],
-                           'maxItems': LIST_MAX, 'maxProperties': LIST_MAX,
-                           'description': 'VIM connection information'},
-     'localizationLanguage': _text('localization language'),
-     'additionalParams': {'type': 'object',
-                          'description': 'additional parameters'}},
+_REQUEST_PROPERTIES = {
+    'flavourId': _text('deployment flavour id from the VNFD'),
+    'instantiationLevelId': _text('instantiation level id'),
+    'extVirtualLinks': {'type': 'array', 'items': {'type': 'object'},
+                        'maxItems': LIST_MAX,
+                        'description': 'external virtual links'},
+    'extManagedVirtualLinks': {'type': 'array',
+                               'items': {'type': 'object'},
+                               'maxItems': LIST_MAX,
+                               'description': 'externally managed '
+                                              'virtual links'},
+    # A list in the v1 API (a map keyed by id in the v2 API, below).
+    'vimConnectionInfo': {'type': 'array', 'items': {'type': 'object'},
+                          'maxItems': LIST_MAX,
+                          'description': 'VIM connection information, a '
+                                         'list in the v1 API'},
+    'localizationLanguage': _text('localization language'),
+    'additionalParams': {'type': 'object',
+                         'description': 'additional parameters'},
+}
+INSTANTIATE_REQUEST = _object(_REQUEST_PROPERTIES,
+                              ['flavourId', 'additionalParams'],
+                              'InstantiateVnfRequest')
+INSTANTIATE_REQUEST_V2 = _object(
+    {**_REQUEST_PROPERTIES,
+     'vimConnectionInfo': {'type': 'object', 'maxProperties': LIST_MAX,
+                           'description': 'VIM connection information, '
+                                          'a map keyed by id in the v2 '
+                                          'API'},
+     'extensions': {'type': 'object',
+                    'description': 'extensions (KeyValuePairs)'},
+     'vnfConfigurableProperties': {
+         'type': 'object',
+         'description': 'configurable properties (KeyValuePairs)'}},
     ['flavourId', 'additionalParams'],
-    'InstantiateVnfRequest')
+    'InstantiateVnfRequest of the v2 API')
 
-for _schema in (ADDITIONAL_PARAMS, INSTANTIATE_REQUEST):
+for _schema in (ADDITIONAL_PARAMS, INSTANTIATE_REQUEST,
+                INSTANTIATE_REQUEST_V2):
     Draft202012Validator.check_schema(_schema)
 
 _ADDITIONAL_VALIDATOR = Draft202012Validator(ADDITIONAL_PARAMS)
-_REQUEST_VALIDATOR = Draft202012Validator(INSTANTIATE_REQUEST)
+_REQUEST_VALIDATORS = {API_V1: Draft202012Validator(INSTANTIATE_REQUEST),
+                       API_V2: Draft202012Validator(INSTANTIATE_REQUEST_V2)}
 
 _JSON_TYPES = {
     'object': 'an object', 'array': 'a list', 'string': 'a string',
@@ -215,14 +239,26 @@ _JSON_TYPES = {
 }
 
 
+def api_of(body: Any) -> tuple[str, str]:
+    """(API, why) of an Instantiate request body: its vimConnectionInfo
+    is a list in Tacker's v1 API and a map keyed by id in the v2 API."""
+    info = body.get('vimConnectionInfo') if isinstance(body, dict) else None
+    if isinstance(info, dict):
+        return API_V2, 'vimConnectionInfo is a map'
+    if isinstance(info, list):
+        return API_V1, 'vimConnectionInfo is a list'
+    return API_V1, 'no vimConnectionInfo; --api v2 for the v2 API'
+
+
 def additional_params_findings(instance: Any) -> list[Finding]:
     """Structural problems of ``additionalParams``."""
     return findings(_ADDITIONAL_VALIDATOR, instance)
 
 
-def request_findings(instance: Any) -> list[Finding]:
-    """Structural problems of the request body (not of additionalParams)."""
-    return findings(_REQUEST_VALIDATOR, instance)
+def request_findings(instance: Any, api: str = API_V1) -> list[Finding]:
+    """Structural problems of the request body (not of additionalParams)
+    as Tacker's ``api`` takes it."""
+    return findings(_REQUEST_VALIDATORS[api], instance)
 
 
 def findings(validator: Draft202012Validator,

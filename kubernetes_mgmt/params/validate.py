@@ -6,7 +6,7 @@ before any VM is contacted.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from kubernetes_mgmt import redact
@@ -14,8 +14,10 @@ from kubernetes_mgmt.errors import Problem, ValidationError
 from kubernetes_mgmt.params import checks, schema
 from kubernetes_mgmt.params import cluster_params as model
 from kubernetes_mgmt.params.casing import snake_keys
-from kubernetes_mgmt.params.paths import Path, render, show, sort_key
+from kubernetes_mgmt.params.paths import Path, render, select, show, sort_key
 from kubernetes_mgmt.params.schema import (
+    API_V1,
+    API_V2,
     PARAM_KEY,
     USER_DATA_CLASS_KEY,
     USER_DATA_KEY,
@@ -78,28 +80,31 @@ _TOP_CHECKS: tuple[tuple[Path, Check], ...] = (
 # -- public API -------------------------------------------------------------
 
 def parse_cluster_params(additional_params: dict, *,
-                         base_path: str = 'additionalParams'
-                         ) -> model.ClusterParams:
+                         base_path: str = 'additionalParams',
+                         api: str = API_V1) -> model.ClusterParams:
     """Validate ``additionalParams`` and return its cluster parameters.
 
     Raises ValidationError listing every problem, with paths that start
     with ``base_path``.  On success every secret is registered for
-    redaction before the parameters are returned.
+    redaction before the parameters are returned. ``api``: the Tacker
+    VNF LCM API the request came through (``schema.APIS``).
     """
-    findings = _additional_params_findings(additional_params)
+    findings = _additional_params_findings(additional_params, api=api)
     if findings:
         raise ValidationError(_problems(base_path, findings))
     return _accept(additional_params)
 
 
-def parse_instantiate_request(body: dict) -> model.ClusterParams:
-    """Validate an InstantiateVnfRequest body as a user writes it."""
-    findings = schema.request_findings(body)
+def parse_instantiate_request(body: dict,
+                              api: str = API_V1) -> model.ClusterParams:
+    """Validate an InstantiateVnfRequest body as a user writes it for
+    Tacker's ``api`` (``schema.APIS``)."""
+    findings = schema.request_findings(body, api)
     additional = body.get('additionalParams') if isinstance(
         body, dict) else None
     if isinstance(additional, dict):
         findings += [(('additionalParams', *path), message) for path, message
-                     in _additional_params_findings(additional)]
+                     in _additional_params_findings(additional, api=api)]
     if findings:
         raise ValidationError(_problems('', findings))
     assert isinstance(additional, dict)  # the schema requires it
@@ -126,14 +131,14 @@ def read_stored_params(additional_params: dict) -> model.ClusterParams:
 
 # -- collecting problems ----------------------------------------------------
 
-def _additional_params_findings(additional: Any, *,
-                                stored: bool = False) -> list[Finding]:
+def _additional_params_findings(additional: Any, *, stored: bool = False,
+                                api: str = API_V1) -> list[Finding]:
     findings = schema.additional_params_findings(additional)
     if isinstance(additional, dict):
         # A value the schema refused (too long, say) is not read again.
         refused = {path for path, _ in findings}
         findings += _format_findings(additional, refused)
-        findings += _user_data_findings(additional)
+        findings += _user_data_findings(additional, api)
         param = additional.get(PARAM_KEY)
         if isinstance(param, dict):
             found = _network_findings(param) + _storage_findings(param)
@@ -152,26 +157,11 @@ def _problems(base: str, findings: list[Finding]) -> list[Problem]:
             for path, message in unique]
 
 
-def _select(node: Any, pattern: Path, at: Path = ()
-            ) -> Iterator[tuple[Path, Any]]:
-    """Values at ``pattern`` in ``node``; wrong types simply don't match."""
-    if not pattern:
-        yield at, node
-        return
-    head, rest = pattern[0], pattern[1:]
-    if head == '*':
-        if isinstance(node, list):
-            for index, item in enumerate(node):
-                yield from _select(item, rest, (*at, index))
-    elif isinstance(node, dict) and head in node:
-        yield from _select(node[head], rest, (*at, head))
-
-
 def _format_findings(additional: dict,
                      refused: set[Path]) -> list[Finding]:
     findings: list[Finding] = []
     for pattern, check in _TOP_CHECKS:
-        for path, value in _select(additional, pattern):
+        for path, value in select(additional, pattern):
             # Empty strings and wrong types are the schema's to report.
             if isinstance(value, str) and value and path not in refused:
                 message = check(value)
@@ -180,7 +170,9 @@ def _format_findings(additional: dict,
     return findings
 
 
-def _user_data_findings(additional: dict) -> list[Finding]:
+def _user_data_findings(additional: dict, api: str) -> list[Finding]:
+    """Tacker's pair rule (both APIs refuse one key without the other)
+    and, under v1, aspect ids for the package's user data."""
     findings: list[Finding] = []
     has_data = USER_DATA_KEY in additional
     has_class = USER_DATA_CLASS_KEY in additional
@@ -192,9 +184,10 @@ def _user_data_findings(additional: dict) -> list[Finding]:
                          f"is required when '{USER_DATA_CLASS_KEY}' is "
                          'given'))
     param = additional.get(PARAM_KEY)
-    if not has_data or not isinstance(param, dict):
+    if not has_data or not isinstance(param, dict) or api == API_V2:
         return findings
-    # The user data script sizes each node group by its aspect.
+    # v1: the user data script sizes each node group by its aspect (under
+    # v2 each VM is a nested stack Tacker's own user data sizes by VDU).
     for group in ('master_node', 'worker_node'):
         node = param.get(group)
         if isinstance(node, dict) and 'aspect_id' not in node:
@@ -268,9 +261,9 @@ def _storage_findings(param: dict) -> list[Finding]:
     findings = _duplicates(param, (*_VOLUMES, 'volume_resource_id'))
     findings += _duplicates(param, (*_VOLUMES, 'mount_to'))
     findings += _duplicates(param, (*_PVS, 'pv_manifest_file_path'))
-    mounts = [value for _, value in _select(param, (*_VOLUMES, 'mount_to'))
+    mounts = [value for _, value in select(param, (*_VOLUMES, 'mount_to'))
               if isinstance(value, str) and value]
-    for path, value in _select(param, (*_EXPORTS, 'export_dir')):
+    for path, value in select(param, (*_EXPORTS, 'export_dir')):
         if not isinstance(value, str) or checks.directory(value):
             continue    # the format check reports it
         if mounts and not any(
@@ -289,7 +282,7 @@ def _wide_export_findings(param: dict) -> list[Finding]:
     all, lets hosts far outside the cluster mount the directory (with
     no_root_squash): only with ``allow_wide_export: true`` beside it."""
     findings: list[Finding] = []
-    for path, entry in _select(param, _EXPORTS):
+    for path, entry in select(param, _EXPORTS):
         if not isinstance(entry, dict) or entry.get(WIDE_EXPORT_KEY) is True:
             continue
         value = entry.get('export_to')
@@ -309,7 +302,7 @@ def _wide_export_findings(param: dict) -> list[Finding]:
 def _duplicates(param: dict, pattern: Path) -> list[Finding]:
     seen: dict[str, Path] = {}
     findings: list[Finding] = []
-    for path, value in _select(param, pattern):
+    for path, value in select(param, pattern):
         if not isinstance(value, str):
             continue
         if value in seen:

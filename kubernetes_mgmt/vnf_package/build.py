@@ -7,17 +7,26 @@ LCM script as ``Scripts/tacker_kubernetes_mgmt_v2.py``; then the node
 scripts of the installed plugin, the SOL001 type files of the Tacker
 distribution and the VM image. A CNF package (a source without BaseHOT:
 no VMs) gets its own files and the SOL001 types only. TOSCA.meta lists the
-SHA-256 of every file outside ``Definitions/``.
+SHA-256 of every file outside ``Definitions/``, and its Created-By names
+the plugin's sample a package was built from (verify then checks the
+package against that sample's requests). The VNFD id must be the same
+wherever the templates set it; ``--descriptor-id`` sets it everywhere.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from hashlib import sha256
 from pathlib import Path, PurePosixPath
 
 from kubernetes_mgmt import scripts_dir
+from kubernetes_mgmt.vnf_package import (
+    descriptor_id,
+    layout,
+    meta,
+    sol001,
+    zipfmt,
+)
 from kubernetes_mgmt.vnf_package import image as images
-from kubernetes_mgmt.vnf_package import layout, meta, sol001, zipfmt
 from kubernetes_mgmt.vnf_package.zipfmt import Member
 
 ALGORITHM = 'SHA-256'
@@ -36,6 +45,8 @@ class BuildOptions:
     image: Path | None = None
     sol001_dir: Path | None = None
     cache_dir: Path | None = None       # for the SOL001 download
+    fetch_sol001: bool = False          # may download them with pip
+    descriptor_id: str | None = None    # the VNFD id to set everywhere
     # A package source laid out as the sample (Definitions/, BaseHOT/,
     # ...), e.g. an operator's own templates; default: the sample.
     source: Path | None = None
@@ -49,6 +60,7 @@ class BuildReport:
     sample_dir: Path
     sol001_origin: str
     driver_file: Path | None            # None: a CNF package
+    descriptor_id: str | None
     image: images.Image | None
     driver_member: str = layout.DRIVER_FILE
     scripts: list[str] = field(default_factory=list)
@@ -62,6 +74,8 @@ class BuildReport:
             f'{self.files} files)',
             f'  sample:        {self.sample_dir}',
             f'  SOL001 types:  {self.sol001_origin}',
+            f'  VNFD id:       {self.descriptor_id or "not set"} (the '
+            'VNFD ID openstack vnflcm create takes)',
         ]
         if self.image is None:
             return [*found,
@@ -96,12 +110,15 @@ def build(options: BuildOptions) -> BuildReport:
         raise BuildError(f'{sample} is a CNF package source (no '
                          f'{layout.BASE_HOT}): it takes no --image')
     try:
-        types = sol001.locate(options.sol001_dir, options.cache_dir)
+        types = sol001.locate(options.sol001_dir, options.cache_dir,
+                              options.fetch_sol001)
         image = None if cnf else (images.from_file(options.image)
                                   if options.image else images.placeholder())
         members = _Members()
         _add_sample(members, sample, image)
-    except (sol001.Sol001Error, images.ImageError) as exc:
+        vnfd_id = _descriptor_id(members, options.descriptor_id)
+    except (sol001.Sol001Error, images.ImageError,
+            descriptor_id.DescriptorError) as exc:
         raise BuildError(str(exc)) from None
     _add_sol001(members, types)
     driver, scripts = None, []
@@ -113,12 +130,13 @@ def build(options: BuildOptions) -> BuildReport:
         scripts = _add_scripts(members)
         members.add(Member(image.member_name, data=image.data,
                            source=image.source, compress=image.placeholder))
-    tosca_meta = _tosca_meta(sample, members, image)
+    tosca_meta = _tosca_meta(sample, members, image,
+                             layout.sample_name(sample))
     zipfmt.write(output, [Member(layout.TOSCA_META, data=tosca_meta.encode()),
                           *members.ordered()])
     return BuildReport(output=output, sample_dir=sample,
                        sol001_origin=types.origin, driver_file=driver,
-                       driver_member=member,
+                       descriptor_id=vnfd_id, driver_member=member,
                        image=image, scripts=scripts,
                        artifacts=len(members.artifact_names()),
                        files=len(members.by_name) + 1)
@@ -135,6 +153,17 @@ class _Members:
             raise BuildError(f'{member.name} would come from two places '
                              '(the sample tree must not contain it)')
         self.by_name[member.name] = member
+
+    def texts(self, prefix: str, suffixes: tuple[str, ...]
+              ) -> dict[str, str]:
+        """The text of the members under ``prefix`` with a suffix."""
+        return {name: (member.data or b'').decode('utf-8')
+                for name, member in self.by_name.items()
+                if name.startswith(prefix) and name.endswith(suffixes)}
+
+    def set_text(self, name: str, text: str) -> None:
+        self.by_name[name] = replace(self.by_name[name],
+                                     data=text.encode('utf-8'))
 
     def ordered(self) -> list[Member]:
         return [self.by_name[name] for name in sorted(self.by_name)]
@@ -197,6 +226,17 @@ def _add_sample(members: _Members, sample: Path,
                            executable=bool(path.stat().st_mode & 0o111)))
 
 
+def _descriptor_id(members: _Members, new_id: str | None) -> str | None:
+    """Set the VNFD id everywhere (``--descriptor-id``); the id, refused
+    when the templates name more than one."""
+    texts = members.texts(f'{layout.DEFINITIONS}/', ('.yaml', '.yml'))
+    settled, vnfd_id = descriptor_id.settle(texts, new_id)
+    for name, text in settled.items():
+        if text != texts[name]:
+            members.set_text(name, text)
+    return vnfd_id
+
+
 def _add_sol001(members: _Members, types: sol001.Sol001Files) -> None:
     for name in sol001.FILES:
         members.add(Member(f'{layout.DEFINITIONS}/{name}',
@@ -213,14 +253,13 @@ def _add_scripts(members: _Members) -> list[str]:
 
 
 def _tosca_meta(sample: Path, members: _Members,
-                image: images.Image | None) -> str:
+                image: images.Image | None, sample_name: str | None) -> str:
     text = (sample / layout.TOSCA_META).read_text(encoding='utf-8')
     try:
         header = meta.parse(text).header
     except meta.MetaError as exc:
         raise BuildError(f'sample {exc}') from None
-    header['Created-By'] = (f'{layout.DISTRIBUTION} '
-                            f'{layout.plugin_version()}')
+    header['Created-By'] = layout.created_by(sample_name)
     entry = header.get('Entry-Definitions')
     if entry not in members.by_name:
         raise BuildError(f'the sample TOSCA.meta names Entry-Definitions '

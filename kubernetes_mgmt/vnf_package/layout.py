@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import kubernetes_mgmt
@@ -78,6 +79,44 @@ def cnf_package_dir() -> Path:
 
 def cnf_request_samples_dir() -> Path:
     return samples_root() / 'cnf_requests'
+
+
+# The request samples that go with each sample package: a package built
+# from a sample says so in TOSCA.meta's Created-By, and verify checks it
+# against these; a package built from a source of the operator's own has
+# no requests but those verify is given.
+SAMPLE_REQUESTS = {'vnf_package': 'requests',
+                   'vnf_package_v2': 'requests_v2',
+                   'cnf_package': 'cnf_requests'}
+_SAMPLE_MARK = re.compile(r' \(sample (?P<name>[a-z0-9_]+)\)$')
+
+
+def sample_name(source: Path) -> str | None:
+    """The name of the plugin's sample package at ``source``, if it is
+    one (else an operator's own source)."""
+    try:
+        root = samples_root().resolve()
+    except FileNotFoundError:
+        return None
+    return next((name for name in SAMPLE_REQUESTS
+                 if Path(source).resolve() == root / name), None)
+
+
+def created_by(sample: str | None) -> str:
+    """TOSCA.meta's Created-By for a package built from ``sample``
+    (None: from an operator's own source)."""
+    base = f'{DISTRIBUTION} {plugin_version()}'
+    return f'{base} (sample {sample})' if sample else base
+
+
+def sample_requests_dir(created: str) -> Path | None:
+    """The request samples of the sample a package was built from, as
+    its Created-By says; None for a package of the operator's own."""
+    match = _SAMPLE_MARK.search(created)
+    name = match.group('name') if match else None
+    if name not in SAMPLE_REQUESTS:
+        return None
+    return samples_root() / SAMPLE_REQUESTS[name]
 
 
 def is_cnf_source(source: Path) -> bool:

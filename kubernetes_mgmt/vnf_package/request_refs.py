@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,7 @@ class RequestRefs:
     user_data: UserData | None
     # storage_server.nfs_server_setup_params[].export_dir
     nfs_exports: tuple[str, ...] = ()
+    body: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def instantiate_requests(directory: Path) -> list[Path]:
@@ -98,7 +99,8 @@ def read(path: Path) -> RequestRefs:
     return RequestRefs(name, flavour if isinstance(flavour, str) else None,
                        tuple(r for r in refs if r.path), user_data,
                        tuple(e['export_dir'] for e in exports
-                             if isinstance(e.get('export_dir'), str)))
+                             if isinstance(e.get('export_dir'), str)),
+                       body)
 
 
 def _load(path: Path) -> dict:

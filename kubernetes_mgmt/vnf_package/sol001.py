@@ -1,9 +1,12 @@
 """The ETSI NFV SOL001 type definitions every VNFD of the package imports.
 
 They are ETSI's text, distributed with Tacker, so this repository does not
-carry them: a build takes them, in this order, from ``--sol001-dir``, from
-the installed ``tacker`` package, or from the ``tacker`` wheel on PyPI
-(downloaded once with pip into a cache and checked against known hashes).
+carry them. A build takes them, in this order, from ``--sol001-dir`` (the
+two files, or a Tacker installation holding them), from the ``tacker``
+package installed in this Python environment, or from an earlier
+``--fetch-sol001`` download in the user's cache. Nothing is downloaded
+unless ``--fetch-sol001`` asks for it: then pip fetches the ``tacker``
+wheel from PyPI once and the files are checked against known hashes.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +38,8 @@ KNOWN_SHA256 = {
     VNFD: '5635299069cca2d5866c02b301fc17258ad7d4bd75080dd13fa622c4b94f8a37',
 }
 PIP_TIMEOUT = 600
+DIR_OPTION = '--sol001-dir'
+FETCH_OPTION = '--fetch-sol001'
 
 
 class Sol001Error(Exception):
@@ -56,19 +62,43 @@ def default_cache_dir() -> Path:
 
 
 def locate(sol001_dir: str | os.PathLike | None = None,
-           cache_dir: Path | None = None) -> Sol001Files:
+           cache_dir: Path | None = None,
+           fetch: bool = False) -> Sol001Files:
+    """The type files; downloads only with ``fetch``."""
     if sol001_dir is not None:
-        directory = Path(sol001_dir)
-        missing = _missing(directory)
-        if missing:
-            raise Sol001Error(f'--sol001-dir {directory} has no '
-                              + ' and no '.join(missing))
-        return Sol001Files(directory, f'{directory} (--sol001-dir)')
+        return given_dir(Path(sol001_dir))
     installed = installed_tacker_dir()
     if installed is not None:
         return Sol001Files(installed, f'the installed tacker package '
                                       f'({installed})')
-    return cached_or_downloaded(cache_dir or default_cache_dir())
+    cache = cache_dir or default_cache_dir()
+    cached = _cached(cache)
+    if cached is not None:
+        return cached
+    if not fetch:
+        raise Sol001Error(_not_found(cache))
+    return downloaded(cache)
+
+
+def given_dir(directory: Path) -> Sol001Files:
+    """``--sol001-dir``: the files themselves, or a Tacker virtualenv,
+    site-packages directory, source tree or package holding them."""
+    for candidate in _candidates(directory):
+        if not _missing(candidate):
+            return Sol001Files(candidate, f'{candidate} ({DIR_OPTION})')
+    raise Sol001Error(
+        f'{DIR_OPTION} {directory} has no ' + ' and no '.join(
+            _missing(directory)) + ', and no Tacker installation under it '
+        f'holds them (looked for tacker/{TACKER_DATA_DIR} in it, in its '
+        'lib/python3*/site-packages and in it as the tacker package)')
+
+
+def _candidates(directory: Path) -> Iterator[Path]:
+    yield directory
+    yield directory / TACKER_DATA_DIR                   # the tacker package
+    yield directory / 'tacker' / TACKER_DATA_DIR        # site-packages, tree
+    for site in sorted(directory.glob('lib/python3*/site-packages')):
+        yield site / 'tacker' / TACKER_DATA_DIR         # a virtualenv
 
 
 def installed_tacker_dir() -> Path | None:
@@ -84,16 +114,39 @@ def installed_tacker_dir() -> Path | None:
     return None
 
 
-def cached_or_downloaded(cache_dir: Path) -> Sol001Files:
-    directory = cache_dir / f'sol001-tacker-{TACKER_RELEASE}'
-    origin = f'tacker {TACKER_RELEASE} from PyPI (cached in {directory})'
-    if _known(directory):
-        return Sol001Files(directory, origin)
+def _cache_entry(cache_dir: Path) -> Path:
+    return cache_dir / f'sol001-tacker-{TACKER_RELEASE}'
+
+
+def _origin(directory: Path) -> str:
+    return (f'tacker {TACKER_RELEASE} from PyPI ({FETCH_OPTION}, cached in '
+            f'{directory})')
+
+
+def _cached(cache_dir: Path) -> Sol001Files | None:
+    directory = _cache_entry(cache_dir)
+    return Sol001Files(directory, _origin(directory)) \
+        if _known(directory) else None
+
+
+def downloaded(cache_dir: Path) -> Sol001Files:
+    """The files of the tacker wheel pip downloads (``--fetch-sol001``)."""
+    directory = _cache_entry(cache_dir)
     directory.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache_dir) as work:
         wheel = _download_wheel(Path(work))
         _extract(wheel, directory)
-    return Sol001Files(directory, origin)
+    return Sol001Files(directory, _origin(directory))
+
+
+def _not_found(cache_dir: Path) -> str:
+    return (f'the ETSI SOL001 type files ({COMMON}, {VNFD}) were not found: '
+            f'no tacker package is installed in this Python environment '
+            f'({sys.prefix}) and {_cache_entry(cache_dir)} holds no earlier '
+            f'download. Pass {DIR_OPTION} DIR (a directory with the two '
+            f'files, or the virtualenv tacker-conductor runs in), or '
+            f'{FETCH_OPTION} to download tacker=={TACKER_RELEASE} from PyPI '
+            'once')
 
 
 def _missing(directory: Path) -> list[str]:
@@ -131,8 +184,8 @@ def _download_wheel(work: Path) -> Path:
 def _no_download(reason: str) -> str:
     return (f'cannot get the ETSI SOL001 type files: {reason}. Install '
             f'tacker=={TACKER_RELEASE} in this environment, or pass '
-            f'--sol001-dir DIR with {COMMON} and {VNFD} (in a tacker '
-            f'source tree: tacker/{TACKER_DATA_DIR})')
+            f'{DIR_OPTION} DIR with {COMMON} and {VNFD} (or a Tacker '
+            'virtualenv or source tree holding them)')
 
 
 def _extract(wheel: Path, directory: Path) -> None:

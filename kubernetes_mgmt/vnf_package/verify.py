@@ -17,10 +17,18 @@ the Kubernetes manifests.
 An archive with an unsafe entry (an absolute or ``..`` name, a link, a
 name given twice, a forged size) is refused before anything else is read.
 
+The requests checked are the package's own: those given with
+``--request``; without any, the request samples of the plugin's sample
+the package was built from (TOSCA.meta's Created-By says which), and
+none for a package built from an operator's own source. Each is checked
+for the files it references and for the names it takes from the package
+(``request_names``). The VNFD id must be one id wherever the templates
+set it (``descriptor_id``).
+
 A CNF package (no BaseHOT and no Mgmt Driver: Tacker's Kubernetes infra
-driver deploys it) is checked against the CNF request samples instead:
-the files and namespace each names, as the kubernetes-namespaced driver
-checks them before it calls the cluster.
+driver deploys it) is checked against its requests as the
+kubernetes-namespaced driver checks them before it calls the cluster:
+the files and namespace each names.
 """
 from __future__ import annotations
 
@@ -33,9 +41,11 @@ from kubernetes_mgmt.cluster import script as install_script
 from kubernetes_mgmt.vnf_package import (
     basehot,
     cnf_check,
+    descriptor_id,
     layout,
     manifests,
     meta,
+    request_names,
     request_refs,
     userdata_check,
     vnfd,
@@ -61,6 +71,8 @@ class VerifyResult:
     manifests: int | None = None    # None: validator not installed
     cnf: bool = False               # no VMs, no Mgmt Driver
     v2: bool = False                # an LCM script for Tacker's v2 API
+    descriptor_id: str | None = None
+    own_source: bool = False        # not built from a plugin sample
 
     def add(self, problems: Iterable[str]) -> None:
         # One line per problem, whatever an exception message contained.
@@ -73,12 +85,13 @@ class VerifyResult:
             f'{self.path}: OK ({self.files} files, built by '
             f'{self.created_by or "an unknown tool"})',
             f'  hashes:     {self.artifacts} artifacts match TOSCA.meta',
+            self._vnfd_line(),
             f'  flavours:   {", ".join(self.flavours)} (VNFD and BaseHOT)',
             f'  driver:     {layout.DRIVER_V2_FILE} is this plugin\'s v2 '
             f'LCM script (plugin {layout.plugin_version()})' if self.v2 else
             f'  driver:     {layout.DRIVER_FILE} is the installed module '
             f'(plugin {layout.plugin_version()})',
-            f'  requests:   {", ".join(self.requests) or "none"}',
+            f'  requests:   {self._requests()}',
             f'  scripts:    {", ".join(self.scripts) or "none"} '
             f'(install-script contract {install_script.CONTRACT_VERSION})',
             f'  user data:  {", ".join(self.user_data) or "none"} '
@@ -92,11 +105,26 @@ class VerifyResult:
             f'{self.path}: OK, a CNF package ({self.files} files, built by '
             f'{self.created_by or "an unknown tool"})',
             f'  hashes:     {self.artifacts} artifacts match TOSCA.meta',
+            self._vnfd_line(),
             f'  flavours:   {", ".join(self.flavours)} (VNFD)',
-            f'  requests:   {", ".join(self.requests) or "none"} (their '
-            'lcm-kubernetes-def-files and namespace, as the '
-            'kubernetes-namespaced driver checks them)',
+            f'  requests:   {self._requests()}' + (
+                ' (their lcm-kubernetes-def-files and namespace, as the '
+                'kubernetes-namespaced driver checks them)'
+                if self.requests else ''),
             self._manifests_line()]
+
+    def _vnfd_line(self) -> str:
+        return (f'  VNFD id:    {self.descriptor_id or "not set"} (the '
+                'VNFD ID openstack vnflcm create takes)')
+
+    def _requests(self) -> str:
+        if self.requests:
+            return ', '.join(self.requests)
+        if self.own_source:
+            return ('none checked: the package was not built from a '
+                    'plugin sample; give its Instantiate requests with '
+                    '--request FILE')
+        return 'none'
 
     def _manifests_line(self) -> str:
         if self.manifests is None:
@@ -123,16 +151,18 @@ def verify(path: Path, extra_requests: Iterable[Path] = ()) -> VerifyResult:
         facts = vnfd.inspect(csar, tosca_meta.entry_definitions)
         result.add(facts.problems)
         result.flavours = facts.flavours
+        _check_descriptor_id(facts, result)
+        paths = _own_requests(result, extra_requests)
         result.v2 = bool(facts.v2_scripts)
         result.cnf = not facts.driver_files and not result.v2 and not any(
             name.startswith(f'{layout.BASE_HOT}/') for name in csar.names)
         if result.cnf:
-            _check_cnf(csar, extra_requests, result)
+            _check_cnf(csar, paths, facts, result)
             _check_manifests(csar, result)
             return result
         if not facts.driver_files and not result.v2:
             result.add([vnfd.no_driver_problem()])
-        requests = _read_requests(extra_requests, result.v2)
+        requests = _read_requests(paths)
         for flavour in facts.flavours:
             result.add(basehot.inspect(csar, flavour).problems)
         _check_images(csar, facts, result)
@@ -140,33 +170,56 @@ def verify(path: Path, extra_requests: Iterable[Path] = ()) -> VerifyResult:
             _check_v2_script(csar, facts, result)
         else:
             _check_driver(csar, facts, result)
-        _check_requests(csar, requests, facts.flavours, result)
+        _check_requests(csar, requests, facts, result)
         _check_manifests(csar, result)
     return result
 
 
-def _check_cnf(csar: Csar, extra: list[Path], result: VerifyResult) -> None:
+def _own_requests(result: VerifyResult, extra: list[Path]) -> list[Path]:
+    """The requests given, else those of the sample the package was
+    built from; a package of the operator's own has no others."""
+    if extra:
+        return [Path(p) for p in extra]
+    samples = layout.sample_requests_dir(result.created_by)
+    result.own_source = samples is None
     try:
-        paths = request_refs.instantiate_requests(
-            layout.cnf_request_samples_dir()) + [Path(p) for p in extra]
-        for request in paths:
-            request_refs.read(request)      # readable JSON objects
+        return request_refs.instantiate_requests(samples) if samples else []
     except request_refs.RequestUnreadable as exc:
         raise Unreadable(str(exc)) from None
+
+
+def _check_descriptor_id(facts: vnfd.VnfdFacts,
+                         result: VerifyResult) -> None:
+    sites = descriptor_id.sites(facts.documents)
+    result.descriptor_id = descriptor_id.current(sites)
+    result.add(descriptor_id.problems(sites))
+
+
+def _check_cnf(csar: Csar, paths: list[Path], facts: vnfd.VnfdFacts,
+               result: VerifyResult) -> None:
+    requests = _read_requests(paths)        # readable JSON objects
+    for request in requests:
+        _check_names(csar, request, facts, result)
     result.requests, problems = cnf_check.check(csar, paths)
     result.add(problems)
 
 
-def _read_requests(extra: Iterable[Path], v2: bool = False
-                   ) -> list[request_refs.RequestRefs]:
-    samples = layout.request_v2_samples_dir() if v2 \
-        else layout.request_samples_dir()
+def _read_requests(paths: list[Path]) -> list[request_refs.RequestRefs]:
     try:
-        paths = request_refs.instantiate_requests(samples) + \
-            [Path(p) for p in extra]
         return [request_refs.read(p) for p in paths]
     except request_refs.RequestUnreadable as exc:
         raise Unreadable(str(exc)) from None
+
+
+def _check_names(csar: Csar, request: request_refs.RequestRefs,
+                 facts: vnfd.VnfdFacts, result: VerifyResult) -> None:
+    """The names the request takes from its flavour (an unknown flavour
+    is reported on its own)."""
+    if request.flavour is None or request.flavour not in facts.flavours:
+        return
+    offered = request_names.of_flavour(csar, facts.documents,
+                                       request.flavour)
+    result.add(request_names.problems(request.name, request.body, offered))
 
 
 def _check_meta(csar: Csar, result: VerifyResult) -> meta.ToscaMeta | None:
@@ -277,13 +330,15 @@ def _check_v2_script(csar: Csar, facts: vnfd.VnfdFacts,
 
 
 def _check_requests(csar: Csar, requests: list[request_refs.RequestRefs],
-                    flavours: list[str], result: VerifyResult) -> None:
+                    facts: vnfd.VnfdFacts, result: VerifyResult) -> None:
     imported, scripts = set(), set()
+    flavours = facts.flavours
     for request in requests:
         result.requests.append(request.name)
         if request.flavour and flavours and request.flavour not in flavours:
             result.add([f'{request.name}: flavourId {request.flavour} is '
                         f'not a flavour of the VNFD ({", ".join(flavours)})'])
+        _check_names(csar, request, facts, result)
         result.add(f'{ref.request}: {ref.key} {ref.path} is not in the '
                    'package' for ref in request.references
                    if not csar.has(ref.path))

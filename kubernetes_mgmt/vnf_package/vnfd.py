@@ -39,6 +39,8 @@ class VnfdFacts:
     v2_scripts: set[str] = field(default_factory=set)   # v2 LCM scripts
     images: list[SwImage] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # The parsed templates, by member name.
+    documents: dict[str, dict] = field(default_factory=dict)
 
 
 def inspect(csar: Csar, entry: str) -> VnfdFacts:
@@ -52,6 +54,7 @@ def inspect(csar: Csar, entry: str) -> VnfdFacts:
         template = _load(csar, name, referrer, facts)
         if template is not None:
             facts.templates.append(name)
+            facts.documents[name] = template
             queue.extend((i, name) for i in _imports(name, template, facts))
             _inspect_template(csar, name, template, facts)
     if not facts.flavours:

@@ -135,8 +135,8 @@ def test_lab_exec_on_an_unknown_host_lists_the_hosts(small_lab, capsys):
     out, err = capsys.readouterr()
     assert (status, out) == (1, '')
     names = ', '.join(h.name for h in small_lab.state.hosts)
-    assert err == ("kubernetes-mgmt lab: no lab host named 'nosuch'; its "
-                   f'hosts: {names}\n')
+    assert err == ("kubernetes-mgmt lab: no lab host named 'nosuch'; the "
+                   f'hosts of the lab at {small_lab.root}: {names}\n')
 
 
 def test_real_keepalived_puts_the_vip_on_exactly_one_master(small_lab,

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import re
 import subprocess
+import threading
 
 import pytest
 import yaml
@@ -382,3 +385,118 @@ def test_pods_go_to_nodes_that_fit(kubectl, api, tmp_path):
 
     _ok(kubectl('label', 'node', 'master-0', 'disk=ssd'))
     assert _placement(kubectl)[picky[0]] == 'master-0'
+
+
+# -- kubectl get's tables: the columns the server gives ----------------------
+
+def _table(out: str) -> list[dict[str, str]]:
+    """kubectl's table, each row's cells by header: a column starts where
+    its header does (a cell may be empty)."""
+    header, *rows = out.splitlines()
+    starts = [m.start() for m in re.finditer(r'\S+(?: \S+)*', header)]
+    spans = list(zip(starts, [*starts[1:], None], strict=True))
+    names = [header[a:b].strip() for a, b in spans]
+    return [{name: row[a:b].strip() for name, (a, b)
+             in zip(names, spans, strict=True)} for row in rows]
+
+
+READY_NODE = {
+    'metadata': {'name': 'cp-1', 'labels': {
+        'node-role.kubernetes.io/control-plane': ''}},
+    'status': {'conditions': [{'type': 'Ready', 'status': 'True'}],
+               'addresses': [{'type': 'InternalIP', 'address': '10.0.0.5'}],
+               'nodeInfo': {'kubeletVersion': 'v1.30.2',
+                            'osImage': 'Ubuntu 24.04 LTS',
+                            'kernelVersion': '6.8.0',
+                            'containerRuntimeVersion': 'containerd://1.7.12'}}}
+
+
+def test_get_nodes_prints_status_roles_and_version(kubectl, api):
+    api.put('Node', READY_NODE)
+    out = _ok(kubectl('get', 'nodes'))
+    assert out.split('\n')[0].split() == ['NAME', 'STATUS', 'ROLES', 'AGE',
+                                          'VERSION']
+    rows = {r['NAME']: r for r in _table(out)}
+    assert [(rows[n]['STATUS'], rows[n]['ROLES'], rows[n]['VERSION'])
+            for n in ('cp-1', 'worker-0')] == [
+        ('Ready', 'control-plane', 'v1.30.2'), ('Unknown', '<none>', '')]
+    assert re.fullmatch(r'[0-9]+[smhd].*', rows['cp-1']['AGE'])
+    _ok(kubectl('cordon', 'cp-1'))
+    wide, = [r for r in _table(_ok(kubectl('get', 'nodes', 'cp-1', '-o',
+                                           'wide')))]
+    del wide['AGE']
+    assert wide == {'NAME': 'cp-1', 'STATUS': 'Ready,SchedulingDisabled',
+                    'ROLES': 'control-plane', 'VERSION': 'v1.30.2',
+                    'INTERNAL-IP': '10.0.0.5', 'EXTERNAL-IP': '<none>',
+                    'OS-IMAGE': 'Ubuntu 24.04 LTS', 'KERNEL-VERSION': '6.8.0',
+                    'CONTAINER-RUNTIME': 'containerd://1.7.12'}
+
+
+def test_get_pods_prints_ready_status_and_restarts(kubectl, api):
+    _replicas_on(api, 'worker-0', 1, min_available=0)
+    # No node fits it: it stays Pending, on no node.
+    api.put('Pod', {'metadata': {'name': 'waiting', 'namespace': 'ns-a'},
+                    'spec': {'containers': [{'name': 'a'}, {'name': 'b'}],
+                             'nodeSelector': {'disk': 'none'}},
+                    'status': {'phase': 'Pending'}})
+    rows = _table(_ok(kubectl('get', 'pods', '-A')))
+    assert [{k: v for k, v in r.items() if k != 'AGE'} for r in rows] == [
+        {'NAMESPACE': 'ns-a', 'NAME': 'waiting', 'READY': '0/2',
+         'STATUS': 'Pending', 'RESTARTS': '0'},
+        {'NAMESPACE': 'ns-a', 'NAME': 'web-0', 'READY': '1/1',
+         'STATUS': 'Running', 'RESTARTS': '0'}]
+    wide = _table(_ok(kubectl('get', 'pods', '-n', 'ns-a', '-o', 'wide')))
+    assert [(r['NAME'], r['NODE'], r['NOMINATED NODE']) for r in wide] == [
+        ('waiting', '<none>', '<none>'), ('web-0', 'worker-0', '<none>')]
+
+
+def test_get_volumes_and_deployments_print_their_columns(kubectl, api,
+                                                        tmp_path):
+    api.put('PersistentVolume', {
+        'metadata': {'name': 'nfs-pv1'},
+        'spec': {'capacity': {'storage': '1Gi'},
+                 'accessModes': ['ReadWriteMany'],
+                 'persistentVolumeReclaimPolicy': 'Retain',
+                 'nfs': {'server': '10.0.0.9', 'path': '/srv/1'}}})
+    pv, = _table(_ok(kubectl('get', 'pv')))
+    del pv['AGE']
+    assert pv == {'NAME': 'nfs-pv1', 'CAPACITY': '1Gi', 'ACCESS MODES': 'RWX',
+                  'RECLAIM POLICY': 'Retain', 'STATUS': 'Available',
+                  'CLAIM': '', 'STORAGECLASS': '',
+                  'VOLUMEATTRIBUTESCLASS': '<unset>', 'REASON': ''}
+    _apply(kubectl, tmp_path, _workload(
+        'Deployment', 'web', {'containers': [{'name': 'c',
+                                              'image': 'app:1'}]},
+        replicas=2))
+    _ok(kubectl('rollout', 'status', 'deployment/web', '-n', 'ns-a',
+                '--timeout=60s'))
+    web, = _table(_ok(kubectl('get', 'deploy', '-n', 'ns-a', '-o', 'wide')))
+    del web['AGE']
+    assert web == {'NAME': 'web', 'READY': '2/2', 'UP-TO-DATE': '2',
+                   'AVAILABLE': '2', 'CONTAINERS': 'c', 'IMAGES': 'app:1',
+                   'SELECTOR': 'app=web'}
+
+
+def test_get_watch_prints_each_change_in_the_same_columns(kubectl_path, api,
+                                                         tmp_path):
+    config = _kubeconfig(tmp_path, api, 'admin-token')
+    watching = subprocess.Popen(
+        [kubectl_path, '--kubeconfig', config, 'get', 'nodes', '-w'],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={'HOME': str(tmp_path)})
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in
+                                     watching.stdout], daemon=True).start()
+    try:
+        seen = [lines.get(timeout=60) for _ in range(3)]    # header, 2 rows
+        api.put('Node', READY_NODE)
+        seen.append(lines.get(timeout=60))
+    finally:
+        watching.terminate()
+        watching.communicate(timeout=60)
+    # Each change is printed on its own, aligned for itself.
+    assert [(r['NAME'], r['STATUS']) for r in _table(''.join(seen[:3]))] \
+        == [('master-0', 'Unknown'), ('worker-0', 'Unknown')]
+    added = seen[3].split()
+    assert added[:3] + added[4:] == ['cp-1', 'Ready', 'control-plane',
+                                     'v1.30.2']

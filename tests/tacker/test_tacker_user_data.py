@@ -156,7 +156,8 @@ def stack(vnfd_in_db, tacker_context, tacker_request, request_body):
             REPLACE_WITH_A_NEW_UUID=str(uuid.uuid4()),
             REPLACE_WITH_OPENSTACK_VIM_ID=str(uuid.uuid4()),
             REPLACE_WITH_NETWORK_ID=NETWORK,
-            REPLACE_WITH_VM_PASSWORD='not-used-here')
+            REPLACE_WITH_VM_PASSWORD='not-used-here',
+            REPLACE_WITH_NODE_NETWORK_CIDR='10.10.0.0/24')
         if camel_case:      # how requests of older guides spell it
             additional = body['additionalParams']
             param = additional.pop('k8s_cluster_installation_param')

@@ -3,9 +3,10 @@ plan's inputs (the complex sample request, a 3+1 topology, a package
 directory holding the real install script, option overrides).
 
 The ETSI SOL001 type files come from ``KMGMT_SOL001_DIR`` when set (a
-developer without network), else as ``package build`` finds them: the
-installed tacker package, else the tacker wheel downloaded once into the
-user's cache. A failed download fails the tests: nothing is skipped.
+developer without network), else as ``package build --fetch-sol001``
+finds them: the installed tacker package, else the tacker wheel
+downloaded once into the user's cache. A failed download fails the
+tests: nothing is skipped.
 """
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope='session')
 def sol001_dir() -> Path:
-    return sol001.locate(os.environ.get('KMGMT_SOL001_DIR')).directory
+    # The tests may download them (package build only with --fetch-sol001).
+    return sol001.locate(os.environ.get('KMGMT_SOL001_DIR'),
+                         fetch=True).directory
 
 
 @pytest.fixture(scope='session')

@@ -47,9 +47,13 @@ def test_lab_up_help_gives_the_defaults(capsys):
 
 def test_lab_exec_help_names_its_arguments(capsys):
     text = help_text(capsys, 'lab', 'exec')
-    assert 'usage: kubernetes-mgmt lab exec [--root ROOT] HOST -- COMMAND' \
-        in text
+    assert ('usage: kubernetes-mgmt lab exec [--root LAB_ROOT | --services '
+            'ROOT] HOST -- COMMAND') in text
     assert 'HOST a host name as "lab status" lists it' in text
+    assert ('or master-N / worker-N: the N-th control-plane / worker node '
+            'of a cluster Tacker built') in text
+    assert ('--services ROOT the labs of the services at ROOT ("lab tacker '
+            'up --root ROOT")') in text
     assert 'COMMAND the command and its arguments, after "--"' in text
     assert 'kubernetes-mgmt lab exec master-0 -- kubectl get nodes' in text
 

@@ -291,3 +291,98 @@ def test_wide_export_on_purpose_is_valid_and_summarised(capsys, tmp_path):
     status, out, err = run(capsys, write(tmp_path, body))
     assert (status, err) == (0, '')
     assert ('3 NFS export(s), wide on purpose to 0.0.0.0/0)' in out)
+
+
+# -- the v2 API's requests, as its driver takes them ------------------------
+
+SAMPLES_V2 = SAMPLES.parent / 'requests_v2'
+V2_INSTANTIATE = ('instantiate_simple_request.json',
+                  'instantiate_complex_request.json')
+
+
+def filled(name: str, directory: Path = SAMPLES_V2) -> dict:
+    text = (directory / name).read_text()
+    text = text.replace('REPLACE_WITH_VM_PASSWORD', 'Filled-In-Secret')
+    for word in ('OPENSTACK_VIM_ID', 'NETWORK_ID'):
+        text = text.replace(f'REPLACE_WITH_{word}',
+                            '0b6e8c5a-7f7c-4a43-9d55-1f7a1bb3c0de')
+    assert 'REPLACE_WITH_' not in text
+    return json.loads(text)
+
+
+def v2_driver_accepts(body: dict) -> None:
+    """What the v2 LCM script does with an Instantiate request at
+    instantiate_start (ValidationError when it refuses it)."""
+    from kubernetes_mgmt.shim.v2 import operations
+    from kubernetes_mgmt.shim.v2.instance import V2Instance
+
+    instance = V2Instance({'id': 'inst-1', 'vnfdId': 'vnfd-1',
+                           'instantiationState': 'NOT_INSTANTIATED',
+                           'metadata': {}})
+    operations.run(operations.Call('instantiate_start', body, instance,
+                                   None, None))
+
+
+@pytest.mark.parametrize('name', V2_INSTANTIATE)
+def test_filled_in_v2_sample_is_valid_as_its_driver_takes_it(capsys,
+                                                             tmp_path, name):
+    body = filled(name)
+    v2_driver_accepts(body)
+    status, out, err = run(capsys, write(tmp_path, body))
+    assert (status, err) == (0, '')
+    assert 'API:             v2 (vimConnectionInfo is a map)' in out
+    assert 'worker group:    worker_instance (ssh CP workerNode_CP1' in out
+
+
+@pytest.mark.parametrize('name', V2_INSTANTIATE)
+def test_v2_request_is_refused_where_its_driver_refuses_it(capsys,
+                                                           tmp_path, name):
+    from kubernetes_mgmt.errors import ValidationError
+
+    body = filled(name)
+    del body['additionalParams']['k8s_cluster_installation_param'][
+        'master_node']['ssh_cp_name']
+    with pytest.raises(ValidationError, match='ssh_cp_name'):
+        v2_driver_accepts(body)
+    status, _, err = run(capsys, write(tmp_path, body))
+    assert status == 1
+    assert err == (f'{K}.master_node.ssh_cp_name: is required (name of the '
+                   'port whose IP is used for SSH)\n')
+
+
+def test_api_option_decides_a_request_without_vim_connection_info(
+        capsys, tmp_path):
+    body = filled('instantiate_simple_request.json')
+    del body['vimConnectionInfo']       # v2: the default VIM
+    path = write(tmp_path, body)
+    status, _, err = run(capsys, path)
+    assert status == 1
+    assert err == (f'{K}.master_node.aspect_id: is required when '
+                   "additionalParams has 'lcm-operation-user-data' (the "
+                   'VNFD aspect of this node group)\n')
+    status, out, err = run(capsys, path, '--api', 'v2')
+    assert (status, err) == (0, '')
+    assert 'API:             v2 (--api)' in out
+
+
+def test_v1_sample_is_still_held_to_the_v1_user_data_rule(capsys, tmp_path):
+    body = sample('simple')
+    del body['additionalParams']['k8s_cluster_installation_param'][
+        'worker_node']['aspect_id']
+    status, _, err = run(capsys, write(tmp_path, body))
+    assert status == 1
+    assert err.startswith(f'{K}.worker_node.aspect_id: is required when ')
+
+
+# -- the PV sample leaves the node network to its user -----------------------
+
+def test_pv_sample_export_to_is_a_placeholder(capsys):
+    """One line per export, the placeholder's, not also a format error."""
+    pv_sample = SAMPLES / 'simple_kubernetes_pv_param_file.json'
+    status, out, err = run(capsys, str(pv_sample))
+    assert (status, out) == (1, '')
+    exports = [line for line in err.splitlines() if 'export_to' in line]
+    assert exports == [
+        f'{K}.storage_server.nfs_server_setup_params[{i}].export_to: still '
+        "holds the sample's placeholder REPLACE_WITH_NODE_NETWORK_CIDR; "
+        'replace it' for i in range(3)]

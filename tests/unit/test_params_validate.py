@@ -147,8 +147,26 @@ def test_other_additional_params_and_sol003_keys_are_allowed():
     body['instantiationLevelId'] = 'instantiation_level_1'
     body['extManagedVirtualLinks'] = []
     body['localizationLanguage'] = 'en'
-    body['vimConnectionInfo'] = {'vim1': {'vimType': 'openstack'}}  # v2
     parse_instantiate_request(body)
+    # Tacker's v2 API: a map of VIMs, and SOL003 v3's keys.
+    body['vimConnectionInfo'] = {'vim1': {'vimType': 'openstack'}}
+    body['vnfConfigurableProperties'] = {'isAutohealEnabled': True}
+    body['extensions'] = {}
+    parse_instantiate_request(body, 'v2')
+
+
+@pytest.mark.parametrize('api, vims, shape', [
+    ('v1', {'vim1': {'vimType': 'openstack'}}, 'a list'),
+    ('v2', [{'id': 'vim1', 'vimType': 'openstack'}], 'an object')])
+def test_vim_connection_info_has_the_shape_of_its_api(api, vims, shape):
+    body = load('simple')
+    body['vimConnectionInfo'] = vims
+    with pytest.raises(ValidationError) as caught:
+        parse_instantiate_request(body, api)
+    [problem] = caught.value.problems
+    assert problem.path == 'vimConnectionInfo'
+    assert problem.message.startswith(f'must be {shape} (VIM connection '
+                                      'information, ')
 
 
 @pytest.mark.parametrize('path, value', [
@@ -676,6 +694,6 @@ def _unbounded(node, at='schema'):
 def test_every_string_and_list_of_a_request_is_bounded():
     from kubernetes_mgmt.params import lcm_requests, schema
     for each in (schema.ADDITIONAL_PARAMS, schema.INSTANTIATE_REQUEST,
-                 lcm_requests.SCALE_REQUEST, lcm_requests.HEAL_REQUEST,
-                 lcm_requests.TERMINATE_REQUEST):
+                 schema.INSTANTIATE_REQUEST_V2, lcm_requests.SCALE_REQUEST,
+                 lcm_requests.HEAL_REQUEST, lcm_requests.TERMINATE_REQUEST):
         assert list(_unbounded(each)) == [], each['description']

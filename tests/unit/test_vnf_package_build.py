@@ -177,14 +177,16 @@ def test_image_name_must_be_safe(capsys, tmp_path, sol001_dir):
     assert not (tmp_path / 'k.zip').exists()
 
 
-def test_missing_image_and_sol001_dir_are_clear_errors(capsys, tmp_path):
+def test_missing_image_and_sol001_dir_are_clear_errors(capsys, tmp_path,
+                                                      sol001_dir):
     status, _, err = run(capsys, 'build', '-o', str(tmp_path / 'k.zip'),
                          '--sol001-dir', str(tmp_path))
     assert status == 1
     assert err.startswith(f'error: --sol001-dir {tmp_path} has no '
                           'etsi_nfv_sol001_common_types.yaml')
     status, _, err = run(capsys, 'build', '-o', str(tmp_path / 'k.zip'),
-                         '--image', str(tmp_path / 'nope.img'))
+                         '--image', str(tmp_path / 'nope.img'),
+                         '--sol001-dir', str(sol001_dir))
     assert status == 1
     assert 'nope.img: no such file' in err
 
@@ -233,7 +235,7 @@ def test_download_fills_the_cache(tmp_path, monkeypatch, sol001_dir):
     real = {n: (sol001_dir / n).read_bytes() for n in sol001.FILES}
     monkeypatch.setattr(sol001, '_download_wheel',
                         lambda work: fake_wheel(work, real))
-    found = sol001.locate(cache_dir=tmp_path)
+    found = sol001.locate(cache_dir=tmp_path, fetch=True)
     for name in sol001.FILES:
         assert (found.directory / name).read_bytes() == real[name]
 
@@ -243,7 +245,78 @@ def test_download_with_other_content_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(sol001, '_download_wheel', lambda work: fake_wheel(
         work, {n: b'tampered' for n in sol001.FILES}))
     with pytest.raises(sol001.Sol001Error, match='SHA-256 differs'):
-        sol001.locate(cache_dir=tmp_path)
+        sol001.locate(cache_dir=tmp_path, fetch=True)
+
+
+@pytest.fixture
+def offline(tmp_path, monkeypatch):
+    """An environment without tacker, with an empty cache, where any
+    download fails the test."""
+    monkeypatch.setattr(sol001, 'installed_tacker_dir', lambda: None)
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path / 'cache'))
+
+    def no_network(work):
+        raise AssertionError('package build went to PyPI')
+    monkeypatch.setattr(sol001, '_download_wheel', no_network)
+    return tmp_path
+
+
+def test_build_without_tacker_names_the_options_and_downloads_nothing(
+        capsys, offline):
+    output = offline / 'k.zip'
+    status, out, err = run(capsys, 'build', '-o', str(output))
+    assert (status, out) == (1, '')
+    assert len(err.splitlines()) == 1
+    assert err.startswith('error: the ETSI SOL001 type files '
+                          '(etsi_nfv_sol001_common_types.yaml, '
+                          'etsi_nfv_sol001_vnfd_types.yaml) were not found')
+    assert ('Pass --sol001-dir DIR (a directory with the two files, or the '
+            'virtualenv tacker-conductor runs in), or --fetch-sol001 to '
+            'download tacker==16.0.0 from PyPI once') in err
+    assert not output.exists()
+
+
+def test_fetch_sol001_downloads_once_then_builds_offline(
+        capsys, offline, monkeypatch, sol001_dir):
+    real = {n: (sol001_dir / n).read_bytes() for n in sol001.FILES}
+    monkeypatch.setattr(sol001, '_download_wheel',
+                        lambda work: fake_wheel(work, real))
+    status, out, err = run(capsys, 'build', '-o', str(offline / 'a.zip'),
+                           '--fetch-sol001')
+    assert (status, err) == (0, '')
+    assert 'SOL001 types:  tacker 16.0.0 from PyPI (--fetch-sol001, ' \
+        'cached in' in out
+
+    def no_network(work):
+        raise AssertionError('downloaded again')
+    monkeypatch.setattr(sol001, '_download_wheel', no_network)
+    status, out, err = run(capsys, 'build', '-o', str(offline / 'b.zip'))
+    assert (status, err) == (0, '')
+    for name in sol001.FILES:
+        assert members(offline / 'b.zip')[f'Definitions/{name}'] == \
+            real[name]
+
+
+@pytest.mark.parametrize('layout_of', [
+    'lib/python3.11/site-packages/tacker',   # a virtualenv
+    'tacker',                                 # site-packages, source tree
+    '',                                       # the tacker package itself
+])
+def test_sol001_dir_may_be_a_tacker_installation(capsys, offline,
+                                                 sol001_dir, layout_of):
+    installation = offline / 'tacker-venv'
+    data = installation / layout_of / sol001.TACKER_DATA_DIR
+    data.mkdir(parents=True)
+    for name in sol001.FILES:
+        (data / name).write_bytes((sol001_dir / name).read_bytes())
+    output = offline / 'k.zip'
+    status, out, err = run(capsys, 'build', '-o', str(output),
+                           '--sol001-dir', str(installation))
+    assert (status, err) == (0, '')
+    assert f'SOL001 types:  {data} (--sol001-dir)' in out
+    for name in sol001.FILES:
+        assert members(output)[f'Definitions/{name}'] == \
+            (sol001_dir / name).read_bytes()
 
 
 def test_repository_does_not_carry_the_sol001_files():

@@ -66,8 +66,14 @@ def nested_hot(flavour: str, name: str) -> dict:
     return load_yaml(f'BaseHOT/{flavour}/nested/{name}')
 
 
+# The site's node network, which the PV sample leaves to its user.
+NODE_NETWORK = 'REPLACE_WITH_NODE_NETWORK_CIDR'
+
+
 def request(name: str) -> dict:
-    return json.loads((REQUESTS / name).read_text())
+    """A request sample, the node network filled in."""
+    text = (REQUESTS / name).read_text()
+    return json.loads(text.replace(NODE_NETWORK, '10.10.0.0/24'))
 
 
 # -- requests ---------------------------------------------------------------
@@ -107,8 +113,9 @@ def test_every_request_sample_passes_validate_request_once_filled_in(
         assert len(err.splitlines()) == len(holders)
         # Filled in, it is valid.
         filled = tmp_path / path.name
-        filled.write_text(re.sub(r'REPLACE_WITH_\w+', 'Filled-In-1',
-                                 path.read_text()))
+        filled.write_text(re.sub(
+            r'REPLACE_WITH_\w+', 'Filled-In-1',
+            path.read_text().replace(NODE_NETWORK, '10.10.0.0/24')))
         assert main(['validate-request', str(filled)]) == 0, path.name
         out, err = capsys.readouterr()
         assert err == '' and f'{filled}: valid' in out

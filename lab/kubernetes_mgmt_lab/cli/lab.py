@@ -8,6 +8,7 @@ import sys
 import time
 
 from kubernetes_mgmt.operations.plans import OPERATIONS
+from kubernetes_mgmt_lab.openstack.layout import DEFAULT_ROOT as SERVICES_ROOT
 from kubernetes_mgmt_lab.state import DEFAULT_ROOT
 
 
@@ -63,18 +64,31 @@ def register(subparsers) -> None:
 
     run = sub.add_parser(
         'exec', help='run a command as root in a host',
-        usage='%(prog)s [--root ROOT] HOST -- COMMAND [ARG ...]',
-        description='Run COMMAND as root inside lab host HOST and print '
+        usage='%(prog)s [--root LAB_ROOT | --services ROOT] HOST -- '
+              'COMMAND [ARG ...]',
+        description='Run COMMAND as root inside lab VM HOST and print '
                     'its output; the exit status is the command\'s. On a '
                     'master that has joined, KUBECONFIG names '
                     '/etc/kubernetes/admin.conf, so "kubectl get nodes" '
-                    'works.',
+                    'works. Without --root or --services, HOST is looked '
+                    f'for in the lab at {DEFAULT_ROOT} and in the labs of '
+                    f'the services at {SERVICES_ROOT} (those that exist).',
         epilog='example: kubernetes-mgmt lab exec master-0 -- kubectl get '
                'nodes')
-    _root_option(run)
+    where = run.add_mutually_exclusive_group()
+    where.add_argument('--root', metavar='LAB_ROOT',
+                       help='only the lab at LAB_ROOT (as "lab up" printed '
+                            'it)')
+    where.add_argument('--services', metavar='ROOT',
+                       help='the labs of the services at ROOT ("lab tacker '
+                            'up --root ROOT"), where the VMs of the VNFs '
+                            'Tacker instantiated run')
     run.add_argument('host', metavar='HOST',
-                     help='a host name as "lab status" lists it '
-                          '(master-0, worker-1 ...)')
+                     help='a host name as "lab status" lists it (master-0, '
+                          'vm-3 ...), a Kubernetes node name, a Nova server '
+                          'id, or master-N / worker-N: the N-th '
+                          'control-plane / worker node of a cluster Tacker '
+                          'built (VMs vm-0, vm-1 ...), by node name')
     run.add_argument('argv', nargs=argparse.REMAINDER, metavar='COMMAND',
                      help='the command and its arguments, after "--"')
     run.set_defaults(func=_exec)
@@ -223,6 +237,7 @@ def _status(args) -> int:
 
 
 def _exec(args) -> int:
+    from kubernetes_mgmt_lab.cli import vm_names
     from kubernetes_mgmt_lab.errors import LabError
     from kubernetes_mgmt_lab.manager import Lab
 
@@ -230,7 +245,9 @@ def _exec(args) -> int:
     if not argv:
         return _fail(ValueError('no command given'))
     try:
-        proc = Lab.load(args.root).run_in_host(args.host, argv)
+        vm = vm_names.find(args.host,
+                           vm_names.lab_roots(args.root, args.services))
+        proc = Lab.load(vm.lab_root).run_in_host(vm.host, argv)
     except LabError as exc:
         return _fail(exc)
     sys.stdout.write(proc.stdout)

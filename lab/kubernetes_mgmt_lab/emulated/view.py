@@ -36,6 +36,16 @@ class ClusterView:
     def node_names(self) -> list[str]:
         return [n['metadata']['name'] for n in self.nodes()]
 
+    def node_hosts(self) -> dict[str, str]:
+        """Node name -> the lab host whose kubelet registered it, for the
+        nodes the cluster has."""
+        state = self.state()
+        hosts = state.get('node_hosts', {})
+        return {name: hosts[name] for name in
+                (n['metadata']['name'] for n in cluster.objects_of(state,
+                                                                   'Node'))
+                if name in hosts}
+
     def node(self, name: str) -> dict | None:
         return cluster.find(self.state(), 'Node', name)
 

@@ -18,6 +18,7 @@ from kubernetes_mgmt_lab.kube_api import (
     openapi,
     paths,
     rbac,
+    tables,
     watch,
 )
 from kubernetes_mgmt_lab.kube_api.backend import Backend, RequestRecord
@@ -169,6 +170,8 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 code, reply = self._dispatch(method, target, query, body,
                                              identity)
+                if method == 'GET' and code == 200:
+                    reply = self._as_asked(target, query, reply)
         except ApiError as exc:
             code, reply = exc.code, exc.body
         except Exception as exc:  # a bug of the lab's API: say so, loudly
@@ -226,15 +229,30 @@ class _Handler(BaseHTTPRequestHandler):
             controllers.advance(store, timing)
             return _DISPATCH[method](store, request, timing)
 
+    def _as_asked(self, target: paths.Target, query: dict,
+                  reply: dict) -> dict:
+        """The reply as a Table when the client asks for one (kubectl's
+        human-readable get), else as it is."""
+        version = tables.wanted(self.headers.get('Accept') or '')
+        if version is None or target.subresource:
+            return reply
+        return tables.table(target.api_kind.kind, reply, version,
+                            query.get('includeObject'))
+
     def _stream(self, target: paths.Target, query: dict) -> None:
         """A watch: one JSON event per chunk until it ends."""
         self.send_response(200)
         self.send_header('Content-Type', 'application/json')
         self.send_header('Transfer-Encoding', 'chunked')
         self.end_headers()
+        stream = watch.events(self.backend, target, query,
+                              self._client_waiting)
+        version = tables.wanted(self.headers.get('Accept') or '')
+        if version is not None:
+            stream = tables.watch_events(stream, target.api_kind.kind,
+                                         version, query.get('includeObject'))
         try:
-            for event in watch.events(self.backend, target, query,
-                                      self._client_waiting):
+            for event in stream:
                 self._chunk(json.dumps(event).encode() + b'\n')
             self._chunk(b'')
         except OSError:

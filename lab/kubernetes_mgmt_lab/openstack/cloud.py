@@ -127,12 +127,18 @@ def stop(pid: int | None) -> None:
     detached.stop(pid, MODULE)
 
 
+def every_lab_root(root: Root) -> list[str]:
+    """Where the root's labs are: those of its networks and those of
+    networks created through the API (``lab up --services``)."""
+    made = sorted(glob.glob(os.path.join(labs_dir(root), '*')))
+    return lab_roots(root) + made
+
+
 def remove_labs(root: Root) -> None:
     """Every VM, bridge and loop device of the root's labs (also those of
     networks created through the API); the cloud's records of them go
     too."""
-    made = sorted(glob.glob(os.path.join(labs_dir(root), '*')))
-    for where in lab_roots(root) + made:
+    for where in every_lab_root(root):
         if lab_name_at(where) is not None:
             teardown(where)
     with contextlib.suppress(FileNotFoundError):
