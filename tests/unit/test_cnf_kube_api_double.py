@@ -99,10 +99,15 @@ def test_typed_crud_and_scale_subresource(admin, double):
 
 
 def test_pods_become_ready_and_status_follows(admin, double):
+    # The double's own clock, held still until the first read: the pods
+    # cannot be Ready before it, however slow the machine.
+    now = [0.0]
+    double.store.clock = lambda: now[0]
     apps = client.AppsV1Api(admin)
     apps.create_namespaced_deployment('ns-a', deployment('web', 2))
     first = apps.read_namespaced_deployment('web', 'ns-a').status
     assert first.ready_replicas is None          # omitted while zero
+    now[0] = 1.0                # past the double's pod_ready_after
     assert wait_until(lambda: all(
         p['status']['phase'] == 'Running'
         for p in double.objects('Pod', 'ns-a')), deadline=5)
