@@ -124,6 +124,16 @@ def test_lab_exec_kubectl_on_a_master_as_the_readme_shows(
     assert (status, err) == (0, '')
     assert sorted(out.split()) == sorted(
         f'node/{h.name}' for h in (master, worker))
+    # As the README shows it: the API server's table, as a real one's.
+    assert main(['lab', 'exec', '--root', small_lab.root, master.name,
+                 '--', 'kubectl', 'get', 'nodes']) == 0
+    header, *rows = [line.split() for line in
+                     capsys.readouterr().out.splitlines()]
+    assert header == ['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION']
+    view = ClusterView(small_lab.state.cluster_dir)
+    assert sorted(row[:3] for row in rows) == [
+        [h.name, 'Ready' if view.node_ready(h.name) else 'NotReady', role]
+        for h, role in ((master, 'control-plane'), (worker, '<none>'))]
     # A worker has no admin kubeconfig: kubectl fails there as on a VM.
     assert main(['lab', 'exec', '--root', small_lab.root, worker.name,
                  '--', 'kubectl', 'get', 'nodes']) != 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -232,6 +233,23 @@ def test_instantiate_simple_with_storage(session, simple_vnf):
     pvs = inspect.cluster(session.root).pvs()
     assert len(pvs) == 3
     assert {pv['spec']['nfs']['server'] for pv in pvs} == {storage.ip}
+    _kubectl_on_master_0_lists_the_nodes(session)
+
+
+def _kubectl_on_master_0_lists_the_nodes(s: Session) -> None:
+    """What an operator types to look at the cluster Tacker built (its
+    VMs are vm-N): the real kubectl, given the server's table."""
+    listed = subprocess.run(
+        [sys.executable, '-m', 'kubernetes_mgmt.cli', 'lab', 'exec',
+         '--services', s.root.path, 'master-0', '--', 'kubectl', 'get',
+         'nodes'], capture_output=True, text=True, timeout=120, check=False)
+    assert listed.returncode == 0, listed.stderr
+    header, *rows = [line.split() for line in listed.stdout.splitlines()]
+    assert header == ['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION']
+    view = inspect.cluster(s.root)
+    assert sorted((row[0], row[1], row[2]) for row in rows) == sorted(
+        (name, 'Ready', 'control-plane' if name.startswith('master-')
+         else '<none>') for name in view.node_names())
 
 
 def test_healing_the_only_master_is_refused(session, simple_vnf):
