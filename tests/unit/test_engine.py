@@ -1,5 +1,5 @@
 """The step engine: needs, bounded parallelism, serial groups, checks,
-failures, and the figures of a run (orchestration.engine, .graph,
+failures, and the figures of a run (engine.runner, .graph,
 .timing)."""
 import threading
 
