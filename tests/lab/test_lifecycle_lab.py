@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import ssl
 import threading
@@ -405,7 +406,8 @@ def _vip_holder(lab):
     return None
 
 
-def test_heal_of_the_master_holding_the_vip(ha_lab):
+def test_heal_of_the_master_holding_the_vip(ha_lab, caplog):
+    caplog.set_level(logging.INFO)
     lab, instance = ha_lab
     old = poll(lambda: _vip_holder(lab), deadline=15, what='VIP held')
     name = node_name(old)
@@ -440,6 +442,12 @@ def test_heal_of_the_master_holding_the_vip(ha_lab):
           f'{len(probe.results)} times, {probe.failures} failed, longest '
           f'outage {outage:.2f} s')
     assert probe.results and outage <= 5.0
+    # The heal's summary accounts for the wait for the VIP (heal_end's
+    # critical path ends with it).
+    summaries = [r.getMessage() for r in caplog.records
+                 if r.getMessage().startswith('heal ') and
+                 ' finished in ' in r.getMessage()]
+    assert any('VIP back on' in s for s in summaries), summaries
 
 
 def test_heal_of_a_worker(ha_lab):
