@@ -14,6 +14,7 @@ import uuid
 
 import pytest
 
+from kubernetes_mgmt.params.package_file import package_file
 from kubernetes_mgmt.shim import package_source as package
 
 HOOKS = ('instantiate_end', 'scale_start', 'scale_end', 'heal_start',
@@ -92,4 +93,4 @@ def test_driver_finds_the_package_tacker_unpacked(vnfd_in_db,
     assert found == vnfd_in_db.root
     assert str(found) == vnflcm_utils._get_vnf_package_path(
         tacker_context, instance.vnfd_id)
-    assert package.package_file(found, 'Scripts/install_k8s_cluster.sh')
+    assert package_file(found, 'Scripts/install_k8s_cluster.sh')

@@ -10,6 +10,7 @@ import pytest
 
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.params.package_file import package_file
 from kubernetes_mgmt.shim import package_source as package
 from kubernetes_mgmt_lab import conf as lab_conf
 
@@ -32,7 +33,7 @@ def test_the_labs_directory_is_the_package(source, tmp_path):
     source('directory', str(tmp_path))
     root = package.package_dir(None, INSTANCE)
     assert root == tmp_path
-    assert package.package_file(root, 'Scripts/install.sh') == \
+    assert package_file(root, 'Scripts/install.sh') == \
         tmp_path / 'Scripts' / 'install.sh'
 
 
