@@ -217,11 +217,16 @@ def _kill_conductor(root: Root) -> None:
     """SIGKILL tacker-conductor with its workers and what they run (the
     LCM script): a host that lost power, as far as Tacker knows."""
     pid = ServicesState.load(root).pids[conductors.FIRST]
-    for victim in (pid, *processes.descendants(pid)):
+    victims = (pid, *processes.descendants(pid))
+    for victim in victims:
         try:
             os.kill(victim, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    # SIGKILL is delivered, not done: the conductor counts as running
+    # until the kernel has ended it (a loaded host takes a moment).
+    _poll(lambda: not any(processes.alive(v) for v in victims), 30,
+          'the killed conductor gone')
     processes.reap(pid)
 
 

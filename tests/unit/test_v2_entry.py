@@ -130,9 +130,9 @@ FAILING = textwrap.dedent('''
     import sys, types
     from oslo_config import cfg
     import kubernetes_mgmt.conf
-    from kubernetes_mgmt import instance_state
+    from kubernetes_mgmt.state import instance_state
     from kubernetes_mgmt.errors import MgmtDriverError
-    from kubernetes_mgmt.v2 import entry, operations, tacker_conf
+    from kubernetes_mgmt.shim.v2 import entry, operations, tacker_conf
 
     cfg.CONF.set_override('state_key_file', sys.argv[1], 'kubernetes_mgmt')
     tacker_conf.load = lambda args: types.SimpleNamespace(

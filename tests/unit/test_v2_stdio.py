@@ -25,7 +25,7 @@ CHILD = textwrap.dedent('''
     import sys
     import warnings
 
-    from kubernetes_mgmt.v2 import stdio
+    from kubernetes_mgmt.shim.v2 import stdio
 
     # A library that bound the original sys.stdout before the block.
     handler = logging.StreamHandler(sys.stdout)

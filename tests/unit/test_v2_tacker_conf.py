@@ -75,7 +75,7 @@ def test_the_arguments_of_a_real_process():
 
 def test_the_default_is_the_parent_process(tmp_path):
     # The script is started by the conductor: its parent's arguments.
-    code = ('from kubernetes_mgmt.v2 import tacker_conf; '
+    code = ('from kubernetes_mgmt.shim.v2 import tacker_conf; '
             'print(tacker_conf.parent_config_args())')
     parent = textwrap.dedent(f'''
         import subprocess, sys
