@@ -58,8 +58,8 @@ def test_the_access_file_is_the_readmes_role(cnf_csar):
     with zipfile.ZipFile(cnf_csar) as archive:
         docs = list(yaml.safe_load_all(archive.read(ACCESS)))
     role, = [d for d in docs if d['kind'] == 'Role']
-    readme = (Path(__file__).resolve().parents[2] / 'README.rst').read_text(
-        encoding='utf-8')
+    readme = (Path(__file__).resolve().parents[2] / 'docs' /
+              'cnf-driver.rst').read_text(encoding='utf-8')
     block = readme.split('The Role it needs::', 1)[1].split(
         '\n\n', 2)[1]
     assert role['rules'] == yaml.safe_load(block)['rules']
