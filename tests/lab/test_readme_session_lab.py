@@ -124,11 +124,16 @@ def test_the_session_is_found_and_is_valid_shell():
         assert proc.returncode == 0, (command, proc.stderr)
 
 
+@dataclass
+class Site:
+    root: object                # kubernetes_mgmt_lab...layout.Root
+    env: dict[str, str]         # the two lines "lab tacker up" printed
+
+
 @pytest.fixture
-def fresh_site(tacker_site) -> Iterator[dict[str, str]]:
+def fresh_site(tacker_site) -> Iterator[Site]:
     """The session's services as ``lab tacker up`` leaves them for the
-    README's reader: no default VIM. The environment of the reader's
-    shell."""
+    README's reader: no default VIM."""
     from kubernetes_mgmt_lab.openstack import clients
     from kubernetes_mgmt_lab.openstack.layout import Root
 
@@ -138,14 +143,16 @@ def fresh_site(tacker_site) -> Iterator[dict[str, str]]:
     for vim_id in defaults:
         _cli(root, 'vim', 'set', '--is-default', 'False', vim_id,
              parse=False)
-    yield {**clients.environment(root)}
-    # A session that failed may leave its own VIM the default.
+    yield Site(root, clients.environment(root))
+    # Best effort: a session that failed may have left its own VIM the
+    # default, in use by its VNF.
     for vim in _cli(root, 'vim', 'list'):
         if vim['Is Default'] in (True, 'True') and vim['ID'] not in defaults:
-            _cli(root, 'vim', 'set', '--is-default', 'False', vim['ID'],
-                 parse=False)
+            _try(_cli, root, 'vim', 'set', '--is-default', 'False',
+                 vim['ID'], parse=False)
     for vim_id in defaults:
-        _cli(root, 'vim', 'set', '--is-default', 'True', vim_id, parse=False)
+        _try(_cli, root, 'vim', 'set', '--is-default', 'True', vim_id,
+             parse=False)
 
 
 def _cli(root, *args: str, parse: bool = True):
@@ -156,19 +163,61 @@ def _cli(root, *args: str, parse: bool = True):
     return json.loads(proc.stdout) if parse else proc.stdout
 
 
-@pytest.mark.lab
-def test_the_readme_session_runs_command_by_command(fresh_site, tmp_path):
-    commands = session_commands(README.read_text(encoding='utf-8'))
-    record = tmp_path / 'record'
+def _try(fn, *args, **kwargs) -> None:
+    """Clean-up after a failed session: report, never raise."""
+    try:
+        fn(*args, **kwargs)
+    except Exception as exc:    # reported; the test has failed already
+        print(f'clean-up: {exc}')
+
+
+def site_records(root) -> dict[str, set[str]]:
+    """What Tacker holds: VNF instances, packages, VIMs (ids)."""
+    return {'vnf': {v['ID'] for v in _cli(root, 'vnflcm', 'list')},
+            'package': {p['Id'] for p in _cli(root, 'vnf', 'package',
+                                              'list')},
+            'vim': {v['ID'] for v in _cli(root, 'vim', 'list')}}
+
+
+def clean_up(root, left: dict[str, set[str]]) -> None:
+    """Remove what a failed session left, so that the modules after this
+    one find the services as they were (a cluster VIM named as theirs, a
+    VNF on their network)."""
+    from kubernetes_mgmt_lab.openstack.operator import Operator
+
+    op = Operator(root)
+
+    def terminate(vnf_id: str) -> None:
+        if op.show(vnf_id)['Instantiation State'] == 'INSTANTIATED':
+            op.terminate(vnf_id)
+
+    for vnf_id in left['vnf']:
+        _try(terminate, vnf_id)
+        _try(_cli, root, 'vnflcm', 'delete', vnf_id, parse=False)
+    for package_id in left['package']:
+        _try(_cli, root, 'vnf', 'package', 'update', '--operational-state',
+             'DISABLED', package_id)
+        _try(_cli, root, 'vnf', 'package', 'delete', package_id,
+             parse=False)
+    for vim_id in left['vim']:
+        _try(_cli, root, 'vim', 'set', '--is-default', 'False', vim_id,
+             parse=False)
+        _try(_cli, root, 'vim', 'delete', vim_id, parse=False)
+
+
+def run_session(commands: list[str], env: dict[str, str],
+                workdir: Path) -> tuple[list[Ran], float]:
+    """The commands in one shell, as a reader pastes them: what each
+    printed and its status, and the seconds it all took."""
+    record = workdir / 'record'
     record.mkdir()
-    home = tmp_path / 'home'
+    home = workdir / 'home'
     home.mkdir()
-    script = tmp_path / 'session.sh'
+    script = workdir / 'session.sh'
     script.write_text(session_script(commands, record), encoding='utf-8')
     # The reader's shell: the venv's kubernetes-mgmt on PATH, the two
     # lines "lab tacker up" printed, files under the test's directory.
-    env = {**os.environ, **fresh_site, 'HOME': str(home),
-           'TMPDIR': str(tmp_path),
+    env = {**os.environ, **env, 'HOME': str(home), 'TMPDIR': str(workdir),
            'PATH': os.path.dirname(sys.executable) + os.pathsep
            + os.environ.get('PATH', '/usr/bin:/bin')}
     started = time.monotonic()
@@ -179,18 +228,31 @@ def test_the_readme_session_runs_command_by_command(fresh_site, tmp_path):
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    ran = results(commands, record)
+    return results(commands, record), time.monotonic() - started
+
+
+@pytest.mark.lab
+def test_the_readme_session_runs_command_by_command(fresh_site, tmp_path):
+    commands = session_commands(README.read_text(encoding='utf-8'))
+    before = site_records(fresh_site.root)
+    try:
+        ran, seconds = run_session(commands, fresh_site.env, tmp_path)
+    finally:
+        left = {kind: ids - before[kind]
+                for kind, ids in site_records(fresh_site.root).items()}
     print(f'\nthe README session: {len(ran)} of {len(commands)} commands '
-          f'in {time.monotonic() - started:.0f} s')
+          f'in {seconds:.0f} s')
     for r in ran:
-        first = r.command.splitlines()[0]
         took = '-' if r.seconds is None else f'{r.seconds:6.1f}'
-        print(f'  {took:>6} s  {first[:90]}')
+        print(f'  {took:>6} s  {r.command.splitlines()[0][:90]}')
     failed = [r for r in ran if r.status != 0]
     if failed:
+        clean_up(fresh_site.root, left)
         r = failed[0]
         state = ('did not finish within the session\'s deadline'
                  if r.status is None else f'exited {r.status}')
         pytest.fail(f'README.rst, "{SECTION}": command {ran.index(r) + 1} '
                     f'{state}:\n$ {r.command}\n{r.output}')
-    assert len(ran) == len(commands) and proc.returncode == 0
+    assert len(ran) == len(commands)
+    # The session removes what it made: it can be run again.
+    assert not any(left.values()), left
