@@ -9,7 +9,7 @@ shadows no module: the script's directory comes first on sys.path.
 """
 import sys
 
-from kubernetes_mgmt.shim.v2.entry import main
+from kubernetes_mgmt.v2.entry import main
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -10,27 +10,16 @@ import pytest
 import yaml
 
 from kubernetes_mgmt import scripts_dir
-from kubernetes_mgmt.cli import main
 from kubernetes_mgmt.vnf_package import image, layout, meta, sol001
 from kubernetes_mgmt.vnf_package.build import BuildOptions, build
+from kubernetes_mgmt_lab.package_cli import run_package as run
+from kubernetes_mgmt_lab.package_cli import zip_members as members
 
 QCOW2_HEAD = b'QFI\xfb\x00\x00\x00\x03' + bytes(504)
 FLAVOURS = ('simple', 'complex', 'podaffinity')
 FLAVOUR_FILES = tuple(f'Definitions/kubernetes_mgmt_df_{f}.yaml'
                       for f in FLAVOURS)
 PV_MANIFESTS = tuple(f'Files/kubernetes/nfs-pv{i}.yaml' for i in (1, 2, 3))
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    status = main(['package', *argv])
-    out, err = capsys.readouterr()
-    assert 'Traceback' not in out + err
-    return status, out, err
-
-
-def members(path: Path) -> dict[str, bytes]:
-    with zipfile.ZipFile(path) as archive:
-        return {name: archive.read(name) for name in archive.namelist()}
 
 
 def tosca_meta(path: Path) -> meta.ToscaMeta:

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubernetes_mgmt.cli import main
 from kubernetes_mgmt.vnf_package import layout, meta
+from kubernetes_mgmt_lab.package_cli import run_package as run
+from kubernetes_mgmt_lab.package_cli import zip_members as members
 
 NEW_ID = '3f1c2b8e-5d4a-4e6f-9a7b-0c1d2e3f4a5b'
 # (build options, sample directory, top VNFD, types file) of each sample.
@@ -31,18 +32,6 @@ VNF_TYPE = 'tacker_kubernetes_mgmt.nodes.KubernetesCluster'
 SAMPLE_ID = 'b8e8e8a5-8d67-4f1f-bccb-4c746998f3a4'
 TOP_FIELD = 'topology_template.node_templates.VNF.properties.descriptor_id'
 TYPE_FIELD = f'node_types.{VNF_TYPE}.properties.descriptor_id'
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    status = main(['package', *argv])
-    out, err = capsys.readouterr()
-    assert 'Traceback' not in out + err
-    return status, out, err
-
-
-def members(path: Path) -> dict[str, bytes]:
-    with zipfile.ZipFile(path) as archive:
-        return {name: archive.read(name) for name in archive.namelist()}
 
 
 def top_id(top: dict) -> str:

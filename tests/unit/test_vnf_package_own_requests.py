@@ -13,6 +13,8 @@ import pytest
 
 from kubernetes_mgmt.cli import main
 from kubernetes_mgmt.vnf_package import layout
+from kubernetes_mgmt_lab.package_cli import problems
+from kubernetes_mgmt_lab.package_cli import run_package as run
 from kubernetes_mgmt_lab.renamed import renamed_package, renamed_request
 
 K = 'additionalParams.k8s_cluster_installation_param'
@@ -21,18 +23,6 @@ SAMPLE_REQUESTS = ('complex_kubernetes_param_file.json, '
                    'podaffinity_kubernetes_param_file.json, '
                    'simple_kubernetes_param_file.json, '
                    'simple_kubernetes_pv_param_file.json')
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    status = main(['package', *argv])
-    out, err = capsys.readouterr()
-    assert 'Traceback' not in out + err
-    return status, out, err
-
-
-def problems(err: str) -> list[str]:
-    return [line.removeprefix('problem: ') for line in err.splitlines()
-            if line.startswith('problem: ')]
 
 
 def sample_body(name: str = PV_SAMPLE) -> dict:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from kubernetes_mgmt.cli import main
 from kubernetes_mgmt.cluster import script
 from kubernetes_mgmt.vnf_package import layout, meta
+from kubernetes_mgmt_lab.package_cli import problems, run_package
 
 INSTALL_SCRIPT = 'Scripts/install_k8s_cluster.sh'
 USER_DATA = 'UserData/k8s_cluster_user_data.py'
@@ -31,15 +31,7 @@ def request_file(name: str) -> str:
 
 
 def verify(capsys, *argv: str) -> tuple[int, str, str]:
-    status = main(['package', 'verify', *argv])
-    out, err = capsys.readouterr()
-    assert 'Traceback' not in out + err
-    return status, out, err
-
-
-def problems(err: str) -> list[str]:
-    return [line.removeprefix('problem: ') for line in err.splitlines()
-            if line.startswith('problem: ')]
+    return run_package(capsys, 'verify', *argv)
 
 
 def rewrite(source: Path, target: Path, changes: dict[str, bytes | None],
