@@ -37,6 +37,22 @@ def _lane_order(item) -> tuple[int, int]:
     return (1 if item.get_closest_marker('lab') else 2), 0
 
 
+def pytest_terminal_summary(terminalreporter):
+    """Each module's seconds (setup, call and teardown of its tests), the
+    slowest first: what SLOWEST_FIRST and the lanes are balanced on."""
+    seconds: dict[str, float] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, 'when', None) and hasattr(report, 'duration'):
+                module = report.nodeid.partition('::')[0]
+                seconds[module] = seconds.get(module, 0.0) + report.duration
+    if not seconds:
+        return
+    terminalreporter.section('seconds per module')
+    for module, total in sorted(seconds.items(), key=lambda kv: -kv[1]):
+        terminalreporter.write_line(f'{total:8.1f}  {module}')
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 
 import paramiko
 import pytest
@@ -380,13 +381,35 @@ def _state(pid: int) -> str:
         return 'X'
 
 
-def _lab_namespaces(root: str, name: str) -> set[int]:
+@dataclass(frozen=True)
+class Footprint:
+    """A lab's namespaces (inode numbers), and when they were read: the
+    kernel recycles a freed namespace's number, so after down a process
+    started later in a namespace of that number (another lab's, in the
+    other lane) is not one this lab left."""
+    inodes: frozenset[int]
+    taken_at: float     # seconds since boot
+
+
+def _lab_namespaces(root: str, name: str) -> Footprint:
     inodes = set()
     for path in [os.path.join('/run/netns', n) for n in _netns(name)] + \
             [os.path.join(root, 'ns', f)
              for f in os.listdir(os.path.join(root, 'ns'))]:
         inodes.add(os.stat(path).st_ino)
-    return inodes
+    return Footprint(frozenset(inodes), _seconds_since_boot())
+
+
+def _seconds_since_boot() -> float:
+    with open('/proc/uptime', encoding='utf-8') as f:
+        return float(f.read().split()[0])
+
+
+def _started_at(pid: int) -> float:
+    """The process's start, in seconds since boot (field 22 of stat)."""
+    with open(f'/proc/{pid}/stat', encoding='utf-8') as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return int(fields[19]) / os.sysconf('SC_CLK_TCK')
 
 
 def _netns(name: str) -> list[str]:
@@ -396,7 +419,8 @@ def _netns(name: str) -> list[str]:
             if line.startswith(f'{name}-')]
 
 
-def assert_nothing_left(root: str, name: str, namespaces: set[int]) -> None:
+def assert_nothing_left(root: str, name: str,
+                        namespaces: Footprint | None) -> None:
     assert _netns(name) == []
     assert volumes.attached_under(root) == {}
     links = subprocess.run(['ip', '-br', 'link'], capture_output=True,
@@ -413,10 +437,12 @@ def assert_nothing_left(root: str, name: str, namespaces: set[int]) -> None:
             ns = {int(os.readlink(f'/proc/{entry}/ns/{kind}')
                       .split('[')[1].rstrip(']'))
                   for kind in ('mnt', 'net', 'uts')}
+            started = _started_at(int(entry))
         except OSError:
             continue
         assert root not in cmdline, cmdline
-        assert not ns & namespaces, cmdline
+        if namespaces and started <= namespaces.taken_at:
+            assert not ns & namespaces.inodes, cmdline
     assert not os.path.exists(root)
 
 
@@ -439,7 +465,7 @@ def test_lab_up_then_down_leaves_nothing_behind(lab_args):
     assert status.returncode == 0, status.stderr
     assert status.stdout.count(' up') >= 3
     namespaces = _lab_namespaces(root, name)
-    assert len(namespaces) == 9     # net, mnt and uts of three hosts
+    assert len(namespaces.inodes) == 9     # net, mnt and uts of three hosts
     state = Lab.load(root).state
     helpers = {'mirror': state.mirror_pid}
     assert all(_state(pid) not in ('Z', 'X') for pid in helpers.values())
@@ -513,4 +539,4 @@ def test_failed_lab_up_removes_what_it_made(lab, lab_args):
     lab_args['subnet'] = lab.state.subnet      # taken by the session lab
     with pytest.raises(LabError, match='overlaps'):
         Lab.up(masters=1, workers=0, **lab_args)
-    assert_nothing_left(lab_args['root'], lab_args['name'], set())
+    assert_nothing_left(lab_args['root'], lab_args['name'], None)

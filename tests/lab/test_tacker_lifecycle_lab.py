@@ -136,13 +136,11 @@ def _vim_agrees(s: Session, shown: dict) -> None:
     kube = [c for c in shown['VIM Connection Info']
             if c['vimType'] == 'kubernetes']
     assert len(kube) == 1, shown['VIM Connection Info']
-    listed = {v['ID']: v for v in s.op.run('vim', 'list')}
-    assert listed[kube[0]['vimId']]['Type'] == 'kubernetes'
+    assert s.op.api.vim_types()[kube[0]['vimId']] == 'kubernetes'
 
 
 def _heat_agrees(s: Session, vnf_id: str, server_ids: set[str]) -> None:
-    rows = s.op.run('stack', 'resource', 'list', '-n', '5',
-                    f'vnflcm_{vnf_id}')
+    rows = s.op.api.stack_resources(f'vnflcm_{vnf_id}')
     assert {r['physical_resource_id'] for r in rows
             if r['resource_type'] == 'OS::Nova::Server'} == server_ids
     assert all(r['resource_status'].endswith('_COMPLETE') for r in rows)

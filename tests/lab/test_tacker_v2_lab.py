@@ -123,10 +123,9 @@ def agree(s: Session, vnf_id: str, masters: int,
             assert all(f'{ip}:6443' in cfg for ip in master_ips)
     assert list(shown['VIM Connection Info']) == ['openstack']
     vim = shown['metadata'][VIM_KEY]
-    listed = {v['ID']: v for v in s.op.run('vim', 'list')}
-    assert listed[vim['vimId']]['Type'] == 'kubernetes'
+    assert s.op.api.vim_types()[vim['vimId']] == 'kubernetes'
     assert vim['sslCaCert'].startswith('-----BEGIN CERTIFICATE-----')
-    rows = s.op.run('stack', 'resource', 'list', '-n', '5', f'vnf-{vnf_id}')
+    rows = s.op.api.stack_resources(f'vnf-{vnf_id}')
     assert {r['physical_resource_id'] for r in rows
             if r['resource_type'] == 'OS::Nova::Server'} == \
         {v.server_id for v in vnfcs}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from kubernetes_mgmt_lab.errors import LabError
-from kubernetes_mgmt_lab.openstack import conffile, processes
+from kubernetes_mgmt_lab.openstack import conffile, processes, uwsgi
 from kubernetes_mgmt_lab.openstack.layout import HOST, Root
 from kubernetes_mgmt_lab.openstack.venvs import Venv
 from kubernetes_mgmt_lab.sysrun import run
@@ -67,13 +67,12 @@ def start(root: Root, port: int) -> int:
     if any(c.isspace() for c in paste):
         raise LabError(f'{paste!r} holds a blank; uwsgi cannot load it')
     log = root.log(NAME)
-    # --lazy-apps: each worker opens its own database engine after the
-    # fork; --die-on-term: uwsgi reloads on SIGTERM else.
+    # Lazy apps: each worker opens its own database engine after the
+    # fork.
     pid = processes.spawn(
-        [VENV.bin('uwsgi'), '--http', f'{HOST}:{port}', '--http-keepalive',
-         '--master', '--die-on-term', '--lazy-apps',
-         '--processes', str(API_PROCESSES), '--home', VENV.path,
-         '--paste', f'config:{paste}'], log, env=_environment(root))
+        uwsgi.http_service(VENV, HOST, port, API_PROCESSES,
+                           '--paste', f'config:{paste}', lazy_apps=True),
+        log, env=_environment(root))
     processes.wait_ready('Barbican', pid,
                          lambda: processes.serves(url(port)), log)
     return pid

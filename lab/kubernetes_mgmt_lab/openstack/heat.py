@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 
 from kubernetes_mgmt_lab.errors import LabError
-from kubernetes_mgmt_lab.openstack import conffile, processes
+from kubernetes_mgmt_lab.openstack import conffile, processes, uwsgi
 from kubernetes_mgmt_lab.openstack.layout import HOST, REGION, Root
 from kubernetes_mgmt_lab.openstack.venvs import Venv
 from kubernetes_mgmt_lab.sysrun import run
@@ -91,15 +91,13 @@ def start_api(root: Root, port: int) -> int:
         raise LabError(f'the services root {root.path!r} holds a blank; '
                        'Heat\'s API cannot be given its configuration')
     log = root.log('heat-api')
-    # --lazy-apps: each worker builds its own application, so no RPC
-    # connection is shared across the fork; --die-on-term: uwsgi reloads
-    # on SIGTERM else.
+    # Lazy apps: each worker builds its own application, so no RPC
+    # connection is shared across the fork.
     pid = processes.spawn(
-        [VENV.bin('uwsgi'), '--http', f'{HOST}:{port}', '--http-keepalive',
-         '--master', '--die-on-term', '--lazy-apps',
-         '--processes', str(API_PROCESSES), '--home', VENV.path,
-         '--module', 'heat.wsgi.api:application',
-         '--pyargv', f'--config-file {conf}'], log)
+        uwsgi.http_service(VENV, HOST, port, API_PROCESSES,
+                           '--module', 'heat.wsgi.api:application',
+                           '--pyargv', f'--config-file {conf}',
+                           lazy_apps=True), log)
     processes.wait_ready('heat-api', pid,
                          lambda: processes.serves(url(port)), log)
     return pid

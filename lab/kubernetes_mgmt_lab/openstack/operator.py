@@ -1,8 +1,9 @@
 """The operator's session with the openstack CLI, as README's "Using it
 with the openstack CLI" shows it: each command run for real against the
-root's services, each LCM operation followed with ``vnflcm op show``
-until it ends; a failure carries Tacker's error detail and the
-conductor's log lines for it."""
+root's services, each LCM operation followed until it ends (polled
+through Tacker's REST API, shown once ended with ``vnflcm op show``); a
+failure carries Tacker's error detail and the conductor's log lines for
+it."""
 from __future__ import annotations
 
 import json
@@ -19,6 +20,7 @@ import yaml
 from kubernetes_mgmt.remote.retry import wait_until
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.openstack import clients, cloud
+from kubernetes_mgmt_lab.openstack.api_reader import ApiReader
 from kubernetes_mgmt_lab.openstack.layout import HOST, Root
 from kubernetes_mgmt_lab.openstack.state import ServicesState
 
@@ -49,6 +51,14 @@ class Operator:
     timings: dict[str, float] = field(default_factory=dict)
     # The VNF LCM API of the vnflcm commands (--os-tacker-api-version).
     api_version: int = 1
+    _api: ApiReader | None = field(default=None, repr=False)
+
+    @property
+    def api(self) -> ApiReader:
+        """Tacker's and Heat's REST APIs, for polls and checks."""
+        if self._api is None:
+            self._api = ApiReader(self.root, self.api_version)
+        return self._api
 
     @property
     def state(self) -> ServicesState:
@@ -123,29 +133,25 @@ class Operator:
                  parse=False)
 
         def onboarded():
-            shown = self.run('vnf', 'package', 'show', package_id,
-                             show=False)
-            if shown['Onboarding State'] == 'CREATED':
+            shown = self.api.package(package_id)
+            if shown['onboardingState'] == 'CREATED':
                 # Tacker marks UPLOADING before it answers; back to
                 # CREATED means the conductor gave up.
                 lines = ''.join(f'\n  {line}' for line in _conductor_lines(
                     self.root, offset, package_id)[-10:])
                 raise LabError(f'Tacker did not onboard package '
                                f'{package_id}:{lines}')
-            return shown if shown['Onboarding State'] == 'ONBOARDED' \
+            return shown if shown['onboardingState'] == 'ONBOARDED' \
                 else None
 
         shown = _poll(onboarded, 120, 'package onboarding')
-        return package_id, shown['VNFD ID']
+        return package_id, shown['vnfdId']
 
     def onboarded(self, vnfd_id: str) -> tuple[str, str] | None:
-        for package in self.run('vnf', 'package', 'list', show=False):
-            if package['Onboarding State'] != 'ONBOARDED':
-                continue
-            shown = self.run('vnf', 'package', 'show', package['Id'],
-                             show=False)
-            if shown.get('VNFD ID') == vnfd_id:
-                return package['Id'], vnfd_id
+        for package in self.api.packages():
+            if package['onboardingState'] == 'ONBOARDED' and \
+                    package.get('vnfdId') == vnfd_id:
+                return package['id'], vnfd_id
         return None
 
     def create(self, vnfd_id: str, name: str | None = None) -> str:
@@ -222,7 +228,7 @@ class Operator:
 
     def _operate(self, operation: str, vnf_id: str, wait: bool,
                  *args: str) -> dict | None:
-        known = {o['ID'] for o in self._ops(vnf_id)}
+        known = {o['id'] for o in self.api.op_occurrences(vnf_id)}
         started = time.monotonic()
         self.run(*args, parse=False)
         op_id = _poll(lambda: self._new_op(vnf_id, operation, known), 60,
@@ -234,20 +240,15 @@ class Operator:
                      f'{vnf_id[:8]}'] = round(time.monotonic() - started, 1)
         return op
 
-    def _ops(self, vnf_id: str) -> list[dict]:
-        return self.run('vnflcm', 'op', 'list', '--filter',
-                        f'(eq,vnfInstanceId,{vnf_id})', show=False)
-
     def _new_op(self, vnf_id: str, operation: str,
                 known: set[str]) -> str | None:
-        for op in self._ops(vnf_id):
-            if op['ID'] not in known and op['Operation'] == operation:
-                return op['ID']
+        for op in self.api.op_occurrences(vnf_id):
+            if op['id'] not in known and op['operation'] == operation:
+                return op['id']
         return None
 
     def _where_now(self, op_id: str) -> tuple[str, str]:
-        op = self.run('vnflcm', 'op', 'show', op_id, show=False)
-        return _where(op)
+        return _where(self.api.op_occurrence(op_id))
 
     def wait(self, op_id: str, after: tuple[str, str] | None = None,
              check: bool = True) -> dict:
@@ -258,12 +259,11 @@ class Operator:
         offset = _log_size(self.root)
 
         def ended():
-            op = self.run('vnflcm', 'op', 'show', op_id, show=False)
-            if op['Operation State'] in ENDED and _where(op) != after:
-                return op
-            return None
+            op = self.api.op_occurrence(op_id)
+            return op['operationState'] in ENDED and _where(op) != after
 
-        op = _poll(ended, OP_DEADLINE, f'operation {op_id}')
+        _poll(ended, OP_DEADLINE, f'operation {op_id}')
+        op = self.run('vnflcm', 'op', 'show', op_id, show=False)
         self._show(f'  -> {op["Operation"]} {op["Operation State"]}')
         if check and op['Operation State'] != 'COMPLETED':
             raise OperationFailed(op, _conductor_lines(self.root, offset,
@@ -272,7 +272,8 @@ class Operator:
 
 
 def _where(op: dict) -> tuple[str, str]:
-    return op['Operation State'], str(op.get('State Entered Time'))
+    """Where an operation occurrence (as the REST API shows it) is."""
+    return op['operationState'], str(op.get('stateEnteredTime'))
 
 
 def _poll(fn, deadline: float, what: str):
@@ -284,7 +285,8 @@ def _poll(fn, deadline: float, what: str):
             found.append(value)
         return bool(value)
 
-    if not wait_until(done, deadline=deadline, first=0.5, ceiling=3.0):
+    # A poll is a GET on a kept session: at most a second apart.
+    if not wait_until(done, deadline=deadline, first=0.5, ceiling=1.0):
         raise LabError(f'{what} did not end within {deadline:g} s')
     return found[0]
 
