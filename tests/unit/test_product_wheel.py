@@ -1,4 +1,5 @@
-"""The product's wheel carries no lab, and works alone.
+"""The product's wheel carries no lab, and works alone; its source
+distribution carries the manual the README links to.
 
 Built from a copy of the product's sources (stale build/ directories of
 the checkout cannot leak into it), installed with its dependencies
@@ -9,9 +10,11 @@ pip's cache) for the dependencies.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -19,7 +22,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = ('setup.py', 'setup.cfg', 'MANIFEST.in', 'README.rst',
-           'kubernetes_mgmt', 'scripts', 'samples')
+           'kubernetes_mgmt', 'scripts', 'samples', 'docs')
 
 # Imports every module of the installed product, then reports what of
 # the lab got loaded or could be found.
@@ -44,9 +47,7 @@ def _run(*argv: str, cwd: Path) -> str:
     return done.stdout
 
 
-@pytest.fixture(scope='module')
-def wheel(tmp_path_factory) -> Path:
-    work = tmp_path_factory.mktemp('wheel')
+def _sources(work: Path) -> Path:
     source = work / 'src'
     for name in SOURCES:
         origin = REPO / name
@@ -56,6 +57,13 @@ def wheel(tmp_path_factory) -> Path:
         else:
             source.mkdir(exist_ok=True)
             shutil.copy2(origin, source / name)
+    return source
+
+
+@pytest.fixture(scope='module')
+def wheel(tmp_path_factory) -> Path:
+    work = tmp_path_factory.mktemp('wheel')
+    source = _sources(work)
     _run(sys.executable, '-m', 'pip', 'wheel', '-q', '--no-deps',
          '--no-build-isolation', '--use-pep517', '-w', str(work / 'dist'),
          str(source), cwd=work)
@@ -102,3 +110,22 @@ def test_importing_the_product_loads_no_lab_even_when_installed(tmp_path):
     report = _run(sys.executable, '-I', '-c', PROBE, cwd=tmp_path)
     assert 'lab modules loaded: []' in report
     assert 'lab installed: None' not in report
+
+
+def test_the_source_distribution_holds_the_manual_the_readme_links(
+        tmp_path):
+    """A reader of the sdist's README finds each page of docs/ it links
+    to (the lab's own README travels with the lab)."""
+    source = _sources(tmp_path)
+    _run(sys.executable, 'setup.py', '-q', 'sdist', '-d',
+         str(tmp_path / 'dist'), cwd=source)
+    # setuptools names it with '-' or, newer, with '_'.
+    sdist, = (tmp_path / 'dist').glob('tacker[-_]kubernetes[-_]mgmt-*.tar.gz')
+    with tarfile.open(sdist) as tar:
+        names = {n.split('/', 1)[1] for n in tar.getnames() if '/' in n}
+    readme = (REPO / 'README.rst').read_text(encoding='utf-8')
+    linked = set(re.findall(r'<(docs/[^>]+\.rst)>`__', readme))
+    assert len(linked) >= 8, linked
+    assert linked - names == set()
+    assert {n for n in names if n.startswith('docs/')} >= {
+        str(p.relative_to(REPO)) for p in (REPO / 'docs').glob('*.rst')}
