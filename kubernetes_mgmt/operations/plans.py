@@ -25,6 +25,7 @@ from kubernetes_mgmt.params.cluster_params import ClusterParams
 from kubernetes_mgmt.state.instance_state import DriverState
 from kubernetes_mgmt.steps.runtime import PlanOnlyError
 from kubernetes_mgmt.topology.hosts import Role
+from kubernetes_mgmt.vim.registry import SiteVims
 
 OPERATIONS = ('instantiate', 'scale-out', 'scale-in', 'heal',
               'heal-whole', 'terminate')
@@ -92,8 +93,6 @@ class PlanStore:
     run). ``kubernetes-mgmt plan`` gives it the stack's Heat client and
     the package directory to read the cluster plan with."""
 
-    vims: Any = None
-
     def __init__(self, heat: Any = None, package_root: Path | None = None):
         self._heat = heat
         self._root = package_root
@@ -106,6 +105,10 @@ class PlanStore:
 
     def package_root(self) -> Path:
         return self._root if self._root is not None else self._refuse()
+
+    @property
+    def vims(self) -> SiteVims:
+        return self._refuse()
 
     def _refuse(self, *_args: Any) -> Any:
         raise PlanOnlyError('this graph only plans: Tacker is not asked')
