@@ -4,7 +4,9 @@ Reads a request body (the file given to ``openstack vnflcm instantiate``,
 ``scale``, ``heal`` or ``terminate``) and validates it without contacting
 anything: an Instantiate request exactly like the driver will under the
 Tacker API it is for (v1 or v2: told by its vimConnectionInfo, a list or a
-map, or given with --api), the others against their SOL003 shape. Fields
+map, or given with --api), a CNF's (Kubernetes VIMs, resource files) as
+the kubernetes-namespaced driver does without the package, the others
+against their SOL003 shape. Fields
 that still hold a sample's
 ``REPLACE_WITH_...`` placeholder are named. Exit status: 0 valid, 1
 invalid request, 2 the file cannot be read, is not JSON or its kind
@@ -18,6 +20,7 @@ import re
 import sys
 from typing import Any
 
+from kubernetes_mgmt.cnf import request_check as cnf_request
 from kubernetes_mgmt.errors import ValidationError
 from kubernetes_mgmt.params import checks, lcm_requests
 from kubernetes_mgmt.params import cluster_params as model
@@ -105,6 +108,9 @@ def run(args: argparse.Namespace) -> int:
 def _check(kind: str, file_name: str, body: Any,
            api: str | None = None) -> tuple[list[str], str]:
     """(problems, summary) of ``body`` as a request of ``kind``."""
+    if kind == lcm_requests.INSTANTIATE and cnf_request.is_cnf_instantiate(
+            body):
+        return _check_cnf(file_name, body)
     if kind == lcm_requests.INSTANTIATE:
         api, why = (api, '--api') if api else api_of(body)
         try:
@@ -119,6 +125,22 @@ def _check(kind: str, file_name: str, body: Any,
                 for path, message in found], ''
     return [], '\n'.join([f'{file_name}: valid {kind} request',
                           *lcm_requests.summary(kind, body)])
+
+
+def _check_cnf(file_name: str, body: dict) -> tuple[list[str], str]:
+    """A CNF's Instantiate request, as far as the kubernetes-namespaced
+    driver can check it without the package."""
+    params = body.get('additionalParams')
+    problems = cnf_request.shape_problems(params)
+    if problems:
+        return [str(p) for p in problems], ''
+    return [], '\n'.join([
+        f'{file_name}: valid instantiate request for the '
+        'kubernetes-namespaced CNF driver',
+        f'  namespace:       {params.get("namespace") or "(from the files)"}',
+        f'  resource files:  {len(params["lcm-kubernetes-def-files"])}; '
+        'their objects are checked against the package by '
+        f'"kubernetes-mgmt package verify PACKAGE --request {file_name}"'])
 
 
 def placeholders(node: Any, at: Path = ()) -> list[tuple[Path, str]]:

@@ -71,3 +71,55 @@ def build(package_dir: Path | str, params: dict | None,
         raise ValidationError(problems)
     ordered = sorted(found, key=lambda m: scope.create_rank(m.kind))
     return Plan(choice, tuple(ordered))
+
+
+def is_cnf_instantiate(body: object) -> bool:
+    """An Instantiate request for this driver rather than the Mgmt
+    Driver's: it names resource files, or its only VIMs are Kubernetes
+    VIMs (v1: a list, v2: a map of vimConnectionInfo)."""
+    if not isinstance(body, dict):
+        return False
+    params = body.get('additionalParams')
+    if isinstance(params, dict) and FILES_FIELD.split('.', 1)[1] in params:
+        return True
+    vims = body.get('vimConnectionInfo')
+    vims = list(vims.values()) if isinstance(vims, dict) else vims
+    types = [str(v.get('vimType', '')).lower() for v in vims or []
+             if isinstance(v, dict)]
+    return bool(types) and all('kubernetes' in t for t in types)
+
+
+def shape_problems(params: object) -> list[Problem]:
+    """What can be told of a request's additionalParams without its
+    package: the options the driver refuses, the file list's form, the
+    namespace's name. The files themselves are read by ``build`` (and by
+    ``kubernetes-mgmt package verify PACKAGE --request FILE``)."""
+    if not isinstance(params, dict):
+        return [Problem('additionalParams', 'required: an object with '
+                        'lcm-kubernetes-def-files')]
+    problems: list[Problem] = []
+    _unsupported(params, problems)
+    files = params.get(FILES_FIELD.split('.', 1)[1])
+    if not isinstance(files, list) or not files:
+        problems.append(Problem(FILES_FIELD, 'required: a non-empty list of '
+                                'resource file paths inside the VNF '
+                                'package'))
+    else:
+        problems += [p for i, v in enumerate(files)
+                     if (p := _path_problem(v, f'{FILES_FIELD}[{i}]'))]
+    if params.get('namespace') not in (None, ''):
+        problem = namespaces.label_problem(params['namespace'],
+                                           namespaces.NAMESPACE_FIELD)
+        problems += [problem] if problem else []
+    return problems
+
+
+def _path_problem(value: object, where: str) -> Problem | None:
+    if not isinstance(value, str) or not value.strip():
+        return Problem(where, 'must be a non-empty path string')
+    if '://' in value:
+        return Problem(where, f'{value!r} is a URL; only paths inside the '
+                       'VNF package are accepted')
+    if value.startswith('/') or '..' in value.split('/'):
+        return Problem(where, f'{value!r} points outside the VNF package')
+    return None

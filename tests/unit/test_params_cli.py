@@ -386,3 +386,41 @@ def test_pv_sample_export_to_is_a_placeholder(capsys):
         f'{K}.storage_server.nfs_server_setup_params[{i}].export_to: still '
         "holds the sample's placeholder REPLACE_WITH_NODE_NETWORK_CIDR; "
         'replace it' for i in range(3)]
+
+
+def _cnf_request(**params) -> dict:
+    body = json.loads((Path(__file__).resolve().parents[2] / 'samples' /
+                       'cnf_requests' / 'instantiate_cnf_request.json')
+                      .read_text(encoding='utf-8'))
+    body['vimConnectionInfo'][0].update(id='c1', vimId='k8s-vim-1')
+    body['additionalParams'].update(params)
+    return body
+
+
+def test_a_cnf_instantiate_request_is_checked_as_the_cnf_driver_does(
+        capsys, tmp_path):
+    status, out, err = run(capsys, write(tmp_path, _cnf_request()))
+    assert status == 0, err
+    assert 'kubernetes-namespaced' in out and 'ns-a' in out
+    assert 'package verify' in out      # where the files are checked
+
+
+def test_a_bad_cnf_request_names_each_field(capsys, tmp_path):
+    body = _cnf_request(namespace='NS_A', use_helm=True)
+    body['additionalParams']['lcm-kubernetes-def-files'] = [
+        'Files/kubernetes/web.yaml', '../../etc/passwd', 'http://x/y.yaml']
+    status, _, err = run(capsys, write(tmp_path, body))
+    assert status == 1
+    lines = err.splitlines()
+    assert any(line.startswith('additionalParams.namespace: ') and 'NS_A'
+               in line for line in lines), err
+    assert any(line.startswith('additionalParams.use_helm: ')
+               for line in lines), err
+    assert any(line.startswith(
+        'additionalParams.lcm-kubernetes-def-files[1]: ') and 'outside'
+        in line for line in lines), err
+    assert any(line.startswith(
+        'additionalParams.lcm-kubernetes-def-files[2]: ') and 'URL' in line
+        for line in lines), err
+    # Not judged as a cluster request.
+    assert 'k8s_cluster_installation_param' not in err
