@@ -77,7 +77,8 @@ def _plan(ctx: Context, opts: set[str], words: list[str]) -> dict:
     plan: dict[str, str] = {}
     for word in words:
         name, _, wanted = word.partition('=')
-        version = packages.resolve_version(ctx, name, wanted or None)
+        version = packages.resolve_version(name, wanted or None,
+                                           ctx.config.kubernetes_version)
         current = have.get(name)
         if current and current['version'] == version and \
                 '--reinstall' not in opts:
@@ -95,7 +96,8 @@ def _plan(ctx: Context, opts: set[str], words: list[str]) -> dict:
         plan[name] = version
         for dep in DEPENDS.get(name, ()):
             if dep not in have and dep not in plan:
-                plan[dep] = packages.resolve_version(ctx, dep, None)
+                plan[dep] = packages.resolve_version(
+                    dep, None, ctx.config.kubernetes_version)
     return plan
 
 

@@ -32,7 +32,7 @@ def version_tuple(version: str) -> tuple[int, ...]:
 
 
 def kubeadm_version(ctx: Context) -> str:
-    return packages.kube_version(ctx, 'kubeadm')
+    return packages.kube_version('kubeadm', ctx.config.kubernetes_version)
 
 
 def resolve_k8s_version(ctx: Context, wanted: str | None) -> str:

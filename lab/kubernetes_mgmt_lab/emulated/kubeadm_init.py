@@ -88,7 +88,7 @@ def _preflight(ctx: Context, s: kconf.InitSettings, version: str) -> None:
     pf.check(kubeconfig.reachable(s.advertise_address, s.bind_port, 1)
              is not None, f'Port-{s.bind_port}',
              f'Port {s.bind_port} is in use')
-    kubelet = packages.kube_version(ctx, 'kubelet')
+    kubelet = packages.kube_version('kubelet', ctx.config.kubernetes_version)
     pf.check(kcli.version_tuple(kubelet)[:2] <=
              kcli.version_tuple(version)[:2], 'KubeletVersion',
              f'the kubelet version is higher than the control plane '
@@ -254,12 +254,11 @@ def run_init(ctx: Context, opts: Parsed) -> int:
     units.set_active(ctx, 'kubelet', True)
     _wait_endpoint(ctx, s)
     ca = common.ca_pem(ctx)
+    kubelet = packages.kube_version('kubelet', ctx.config.kubernetes_version)
     with store.mutate(ctx.cluster_dir) as state:
         _new_cluster_state(state, s, version, ca, ctx.host.name)
         register_control_plane(state, ctx, s.node_name, s.advertise_address,
-                               s.bind_port,
-                               packages.kube_version(ctx, 'kubelet'),
-                               s.taints)
+                               s.bind_port, kubelet, s.taints)
         token = tokens.add_token(state['cluster'], s.token, s.token_ttl)
         cert_key = tokens.set_certificate_key(
             state['cluster'], s.certificate_key) if s.upload_certs else None

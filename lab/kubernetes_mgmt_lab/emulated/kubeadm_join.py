@@ -185,7 +185,7 @@ def run_join(ctx: Context, opts: Parsed) -> int:
     _validate(ctx, s, state)
     info = state['cluster']
     version = info['kubernetes_version']
-    kubelet = packages.kube_version(ctx, 'kubelet')
+    kubelet = packages.kube_version('kubelet', ctx.config.kubernetes_version)
     if kcli.version_tuple(kubelet)[:2] > kcli.version_tuple(version)[:2]:
         raise kcli.fail('preflight', '[preflight] Some fatal errors '
                           'occurred:\n\t[ERROR KubeletVersion]: the kubelet '

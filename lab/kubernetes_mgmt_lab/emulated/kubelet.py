@@ -8,7 +8,9 @@ from kubernetes_mgmt_lab.emulated.runner import CommandError, Context
 
 def main(ctx: Context, args: list[str]) -> int:
     if args and args[0] in ('--version', '--version=true'):
-        ctx.out(f'Kubernetes {packages.kube_version(ctx, "kubelet")}')
+        version = packages.kube_version('kubelet',
+                                        ctx.config.kubernetes_version)
+        ctx.out(f'Kubernetes {version}')
         return 0
     raise CommandError('the lab runs the kubelet as a recorded systemd '
                        'unit; use "systemctl start kubelet"', 1)

@@ -3,10 +3,6 @@ from __future__ import annotations
 
 from kubernetes_mgmt_lab.emulated import hoststate
 
-TYPE_CHECKING = False    # as in runner: no import of typing at start-up
-if TYPE_CHECKING:
-    from kubernetes_mgmt_lab.emulated.runner import Context
-
 DB = 'packages'
 # Packages built from the Kubernetes release share its version.
 KUBE_PACKAGES = ('kubelet', 'kubeadm', 'kubectl')
@@ -17,7 +13,7 @@ def installed() -> dict[str, dict]:
     return hoststate.read(DB)
 
 
-def any_installed(ctx: Context, names: tuple[str, ...]) -> bool:
+def any_installed(names: tuple[str, ...]) -> bool:
     have = installed()
     return any(n in have for n in names)
 
@@ -27,15 +23,16 @@ def version_of(name: str) -> str | None:
     return entry['version'] if entry else None
 
 
-def kube_version(ctx: Context, name: str) -> str:
-    """``v1.31.4`` for an installed kubelet/kubeadm/kubectl."""
-    raw = version_of(name) or ctx.config.kubernetes_version
+def kube_version(name: str, default: str) -> str:
+    """``v1.31.4`` for an installed kubelet/kubeadm/kubectl (``default``:
+    the lab's Kubernetes version, for one not installed)."""
+    raw = version_of(name) or default
     return 'v' + raw.split('-')[0].split('~')[0]
 
 
-def resolve_version(ctx: Context, name: str, wanted: str | None) -> str:
-    """The version apt would pick for ``name[=wanted]``."""
-    default = ctx.config.kubernetes_version
+def resolve_version(name: str, wanted: str | None, default: str) -> str:
+    """The version apt would pick for ``name[=wanted]`` (``default``: the
+    lab's Kubernetes version)."""
     if name not in KUBE_PACKAGES:
         return wanted or '1.0-1'
     if not wanted:

@@ -107,7 +107,7 @@ def run(name: str, main: Main,
         sys.exit(1)
     ctx = Context(host=host, argv=[name, *args])
     store.record_argv(ctx.cluster_dir, host.name, ctx.argv)
-    if needs and not packages.any_installed(ctx, needs):
+    if needs and not packages.any_installed(needs):
         ctx.err(f'{name}: command not found')
         sys.exit(127)
     started = time.time()
