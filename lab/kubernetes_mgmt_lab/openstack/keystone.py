@@ -36,12 +36,16 @@ def configure(root: Root) -> None:
         # two cores shared with everything else.
         'identity': {'password_hash_rounds': '4'},
         'token': {'provider': 'fernet'},
-        # Keystone's own cache (catalog, role assignments, validated
-        # tokens) in each process's memory, as it runs with memcached
-        # on a site: without it every token issued and validated (each
-        # CLI call, each service's session) read them from the database
-        # again, Keystone's largest use of CPU in the lab's tests.
+        # Keystone's own cache (role assignments, validated tokens) in
+        # each process's memory, as it runs with memcached on a site:
+        # without it every token issued and validated (each CLI call,
+        # each service's session) read them from the database again,
+        # Keystone's largest use of CPU in the lab's tests. Not the
+        # catalog: each of the two processes would keep its own, and one
+        # that read it before "up" added Tacker's endpoint served tokens
+        # without it.
         'cache': {'enabled': 'true', 'backend': 'oslo_cache.dict'},
+        'catalog': {'caching': 'false'},
         'fernet_tokens': {'key_repository': os.path.join(base, 'fernet')},
         'credential': {'key_repository': os.path.join(base, 'credential')},
     })
