@@ -443,9 +443,10 @@ class Lab:
     def host_keys(self) -> StaticKeys:
         """The VMs' SSH host keys by address, read from their disks now:
         what vouches for a VM the driver reaches without Nova (as a
-        site's inventory of its hosts' keys would)."""
+        site's inventory of its hosts' keys would). Only the VMs on the
+        bridge: a VM a heal replaced keeps its disk and its old address."""
         return StaticKeys({host.ip: hosts.host_public_keys(host)
-                           for host in self.state.hosts})
+                           for host in self.state.hosts if host.plugged})
 
     def known_hosts(self) -> HostKeyStore:
         """A host key store for SSH to these VMs that checks their keys

@@ -460,3 +460,34 @@ def test_test_labs_of_two_xdist_workers_pick_disjoint_subnets(monkeypatch):
 
 def _inclusive(bounds: tuple[int, int]) -> tuple[int, int]:
     return bounds[0], bounds[1] + 1
+
+
+def test_the_key_inventory_vouches_for_the_vm_on_the_bridge(tmp_path):
+    """A VM a heal replaced keeps its disk and its old address: the
+    inventory names the keys of the one plugged in there now, whatever
+    the order of the lab's hosts."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    from kubernetes_mgmt_lab.manager import Lab
+
+    def vm(name: str, plugged: bool) -> LabHost:
+        root = tmp_path / name
+        (root / 'etc' / 'ssh').mkdir(parents=True)
+        key = ed25519.Ed25519PrivateKey.generate().public_key().public_bytes(
+            serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+        (root / 'etc' / 'ssh' / 'ssh_host_ed25519_key.pub').write_text(
+            f'{key.decode()} root@{name}\n')
+        return LabHost(name, 'worker', '10.0.0.20', f'ns-{name}', str(root),
+                       f'server-{name}', plugged=plugged)
+
+    lab_root = tmp_path / 'lab'
+    lab_root.mkdir()
+    state.save(state.LabState(
+        'lt', str(lab_root), '10.0.0.0/24', '10.0.0.1', 'br-lt', 'ubuntu',
+        'pw', 'tenant', hosts=[vm('vm-2', True), vm('vm-1', False)]),
+        state.state_path(str(lab_root)))
+    new, old = (hosts.host_public_keys(h) for h in
+                state.load(state.state_path(str(lab_root))).hosts)
+    vouched = Lab(str(lab_root)).host_keys().keys['10.0.0.20']
+    assert vouched == new != old
