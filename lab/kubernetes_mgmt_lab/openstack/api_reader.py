@@ -35,6 +35,10 @@ class ApiReader:
         return self._get(f'{self._lcm}/vnf_lcm_op_occs',
                          params={'filter': f'(eq,vnfInstanceId,{vnf_id})'})
 
+    def vnf_instance(self, vnf_id: str) -> dict:
+        """The VNF instance (SOL003 VnfInstance)."""
+        return self._get(f'{self._lcm}/vnf_instances/{vnf_id}')
+
     def package(self, package_id: str) -> dict:
         return self._get(f'/vnfpkgm/v1/vnf_packages/{package_id}')
 

@@ -159,7 +159,9 @@ class Operator:
         return self.run('vnflcm', 'create', *args, vnfd_id)['ID']
 
     def show(self, vnf_id: str) -> dict:
-        return self.run('vnflcm', 'show', vnf_id)
+        """The instance with the fields ``vnflcm show`` lists, read
+        through the REST API (a check, not a command of the session)."""
+        return _as_listed(self.api.vnf_instance(vnf_id), _INSTANCE_FIELDS)
 
     def request_file(self, sample: str, vim_id: str, name: str,
                      changes: Callable[[dict], None] | None = None,
@@ -263,12 +265,32 @@ class Operator:
             return op['operationState'] in ENDED and _where(op) != after
 
         _poll(ended, OP_DEADLINE, f'operation {op_id}')
-        op = self.run('vnflcm', 'op', 'show', op_id, show=False)
+        op = _as_listed(self.api.op_occurrence(op_id), _OP_FIELDS)
         self._show(f'  -> {op["Operation"]} {op["Operation State"]}')
         if check and op['Operation State'] != 'COMPLETED':
             raise OperationFailed(op, _conductor_lines(self.root, offset,
                                                        op_id))
         return op
+
+
+# The REST fields the tests read, named as the CLI lists them
+# (python-tackerclient's columns; nested values are the same JSON).
+_INSTANCE_FIELDS = {
+    'id': 'ID', 'vnfInstanceName': 'VNF Instance Name',
+    'vnfdId': 'VNFD ID', 'instantiationState': 'Instantiation State',
+    'instantiatedVnfInfo': 'Instantiated Vnf Info',
+    'vimConnectionInfo': 'VIM Connection Info', 'metadata': 'metadata'}
+_OP_FIELDS = {
+    'id': 'ID', 'operation': 'Operation',
+    'operationState': 'Operation State',
+    'vnfInstanceId': 'VNF Instance ID',
+    'stateEnteredTime': 'State Entered Time', 'error': 'Error',
+    'operationParams': 'Operation Parameters'}
+
+
+def _as_listed(resource: dict, fields: dict[str, str]) -> dict:
+    return {listed: resource[key] for key, listed in fields.items()
+            if key in resource}
 
 
 def _where(op: dict) -> tuple[str, str]:
