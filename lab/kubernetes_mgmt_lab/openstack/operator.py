@@ -1,9 +1,10 @@
 """The operator's session with the openstack CLI, as README's "Using it
 with the openstack CLI" shows it: each command run for real against the
-root's services, each LCM operation followed until it ends (polled
-through Tacker's REST API, shown once ended with ``vnflcm op show``); a
-failure carries Tacker's error detail and the conductor's log lines for
-it."""
+root's services, each LCM operation followed until it ends; a failure
+carries Tacker's error detail and the conductor's log lines for it. The
+checks between commands (the instance, its operations, VIMs, Heat's
+resources) read the REST APIs through one session, named as the CLI
+lists them."""
 from __future__ import annotations
 
 import json
