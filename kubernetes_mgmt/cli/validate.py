@@ -138,7 +138,7 @@ def _check_cnf(file_name: str, body: dict) -> tuple[list[str], str]:
         f'{file_name}: valid instantiate request for the '
         'kubernetes-namespaced CNF driver',
         f'  namespace:       {params.get("namespace") or "(from the files)"}',
-        f'  resource files:  {len(params["lcm-kubernetes-def-files"])}; '
+        f'  resource files:  {len(params[cnf_request.FILES_KEY])}; '
         'their objects are checked against the package by '
         f'"kubernetes-mgmt package verify PACKAGE --request {file_name}"'])
 

@@ -7,6 +7,7 @@ Kubernetes object is a request problem, reported with the list index.
 """
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +15,8 @@ import yaml
 
 from kubernetes_mgmt.errors import Problem
 
-FILES_FIELD = 'additionalParams.lcm-kubernetes-def-files'
+FILES_KEY = 'lcm-kubernetes-def-files'
+FILES_FIELD = f'additionalParams.{FILES_KEY}'
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,20 +47,43 @@ class Manifest:
         return f'{self.kind}/{self.name} ({self.source})'
 
 
+def list_problem(files: object) -> Problem | None:
+    """The file list must be a non-empty list."""
+    if isinstance(files, list) and files:
+        return None
+    return Problem(FILES_FIELD, 'required: a non-empty list of resource '
+                   'file paths inside the VNF package')
+
+
+def form_problem(value: object, where: str) -> Problem | None:
+    """What is wrong with one listed path as written, before the package
+    is looked at: not a path, a URL, or a path that leaves the package."""
+    if not isinstance(value, str) or not value.strip():
+        return Problem(where, 'must be a non-empty path string')
+    if '://' in value:
+        return Problem(where, f'{value!r} is a URL; only paths inside the '
+                       'VNF package are accepted')
+    normal = posixpath.normpath(value)
+    if Path(value).is_absolute() or normal == '..' or \
+            normal.startswith('../'):
+        return Problem(where, _outside(value))
+    return None
+
+
+def _outside(value: str) -> str:
+    return f'{value!r} points outside the VNF package'
+
+
 def _resolve(package_dir: Path, value: object, where: str,
              problems: list[Problem]) -> Path | None:
-    if not isinstance(value, str) or not value.strip():
-        problems.append(Problem(where, 'must be a non-empty path string'))
-        return None
-    if '://' in value:
-        problems.append(Problem(where, f'{value!r} is a URL; only paths '
-                                'inside the VNF package are accepted'))
+    problem = form_problem(value, where)
+    if problem:
+        problems.append(problem)
         return None
     root = package_dir.resolve()
     path = (root / value).resolve()
-    if Path(value).is_absolute() or not path.is_relative_to(root):
-        problems.append(Problem(where, f'{value!r} points outside the VNF '
-                                'package'))
+    if not path.is_relative_to(root):       # through a symlink
+        problems.append(Problem(where, _outside(value)))
         return None
     if not path.is_file():
         problems.append(Problem(where, f'{value!r} is not a file of the '
@@ -110,10 +135,9 @@ def read(package_dir: Path, files: object,
     """Every object of every listed file, in order. Problems (bad paths,
     unreadable files, documents that are not objects, duplicates) are
     appended to ``problems``."""
-    if not isinstance(files, list) or not files:
-        problems.append(Problem(FILES_FIELD, 'required: a non-empty list of '
-                                'resource file paths inside the VNF '
-                                'package'))
+    problem = list_problem(files)
+    if problem:
+        problems.append(problem)
         return []
     found: list[Manifest] = []
     for index, value in enumerate(files):

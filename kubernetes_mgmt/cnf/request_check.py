@@ -10,7 +10,7 @@ from pathlib import Path
 
 from kubernetes_mgmt.cnf import manifests as manifest_files
 from kubernetes_mgmt.cnf import namespaces, scope
-from kubernetes_mgmt.cnf.manifests import FILES_FIELD, Manifest
+from kubernetes_mgmt.cnf.manifests import FILES_FIELD, FILES_KEY, Manifest
 from kubernetes_mgmt.cnf.records import ResourceRecord
 from kubernetes_mgmt.errors import Problem, ValidationError
 
@@ -61,7 +61,7 @@ def build(package_dir: Path | str, params: dict | None,
     problems: list[Problem] = []
     _unsupported(params, problems)
     found = manifest_files.read(Path(package_dir),
-                                params.get('lcm-kubernetes-def-files'),
+                                params.get(FILES_KEY),
                                 problems)
     choice = namespaces.choose(params.get('namespace'), found, namespaced,
                                problems)
@@ -80,7 +80,7 @@ def is_cnf_instantiate(body: object) -> bool:
     if not isinstance(body, dict):
         return False
     params = body.get('additionalParams')
-    if isinstance(params, dict) and FILES_FIELD.split('.', 1)[1] in params:
+    if isinstance(params, dict) and FILES_KEY in params:
         return True
     vims = body.get('vimConnectionInfo')
     vims = list(vims.values()) if isinstance(vims, dict) else vims
@@ -95,31 +95,19 @@ def shape_problems(params: object) -> list[Problem]:
     namespace's name. The files themselves are read by ``build`` (and by
     ``kubernetes-mgmt package verify PACKAGE --request FILE``)."""
     if not isinstance(params, dict):
-        return [Problem('additionalParams', 'required: an object with '
-                        'lcm-kubernetes-def-files')]
+        return [Problem('additionalParams', f'required: an object with '
+                        f'{FILES_KEY}')]
     problems: list[Problem] = []
     _unsupported(params, problems)
-    files = params.get(FILES_FIELD.split('.', 1)[1])
-    if not isinstance(files, list) or not files:
-        problems.append(Problem(FILES_FIELD, 'required: a non-empty list of '
-                                'resource file paths inside the VNF '
-                                'package'))
+    files = params.get(FILES_KEY)
+    listed = manifest_files.list_problem(files)
+    if listed:
+        problems.append(listed)
     else:
-        problems += [p for i, v in enumerate(files)
-                     if (p := _path_problem(v, f'{FILES_FIELD}[{i}]'))]
+        problems += [p for i, v in enumerate(files) if (
+            p := manifest_files.form_problem(v, f'{FILES_FIELD}[{i}]'))]
     if params.get('namespace') not in (None, ''):
         problem = namespaces.label_problem(params['namespace'],
                                            namespaces.NAMESPACE_FIELD)
         problems += [problem] if problem else []
     return problems
-
-
-def _path_problem(value: object, where: str) -> Problem | None:
-    if not isinstance(value, str) or not value.strip():
-        return Problem(where, 'must be a non-empty path string')
-    if '://' in value:
-        return Problem(where, f'{value!r} is a URL; only paths inside the '
-                       'VNF package are accepted')
-    if value.startswith('/') or '..' in value.split('/'):
-        return Problem(where, f'{value!r} points outside the VNF package')
-    return None

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes_mgmt.cnf import request_check as plan
+from kubernetes_mgmt.cnf.manifests import FILES_KEY
 from kubernetes_mgmt.errors import ValidationError
 from kubernetes_mgmt.vnf_package.csar import Csar
 
@@ -21,7 +22,7 @@ def _unpack(csar: Csar, root: Path, params: Any) -> None:
     """The files the request names, where the driver reads them: under
     the unpacked package (``root``). The driver's own check reports a
     name that leaves the package or is not in it."""
-    files = params.get('lcm-kubernetes-def-files') \
+    files = params.get(FILES_KEY) \
         if isinstance(params, dict) else None
     for value in files if isinstance(files, list) else []:
         name = posixpath.normpath(value) if isinstance(value, str) else ''

@@ -261,12 +261,14 @@ class Operator:
         the same state; Tacker v1 leaves the time as it was)."""
         offset = _log_size(self.root)
 
-        def ended():
+        def ended() -> dict | None:
             op = self.api.op_occurrence(op_id)
-            return op['operationState'] in ENDED and _where(op) != after
+            if op['operationState'] in ENDED and _where(op) != after:
+                return op
+            return None
 
-        _poll(ended, OP_DEADLINE, f'operation {op_id}')
-        op = _as_listed(self.api.op_occurrence(op_id), _OP_FIELDS)
+        op = _as_listed(_poll(ended, OP_DEADLINE, f'operation {op_id}'),
+                        _OP_FIELDS)
         self._show(f'  -> {op["Operation"]} {op["Operation State"]}')
         if check and op['Operation State'] != 'COMPLETED':
             raise OperationFailed(op, _conductor_lines(self.root, offset,
