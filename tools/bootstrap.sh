@@ -43,7 +43,8 @@ quietly apt-get update -qq
 quietly apt-get install -y -qq --no-install-recommends \
     openssh-server openssh-client haproxy keepalived shellcheck sudo \
     iproute2 procps psmisc util-linux mount e2fsprogs curl openssl gpg \
-    python3 python3-venv mariadb-server rabbitmq-server gcc libc6-dev
+    python3 python3-venv mariadb-server rabbitmq-server gcc libc6-dev \
+    etcd-server etcd-client
 
 echo "==> virtualenv at $venv (the product, its lab and their dependencies from PyPI)" >&2
 quietly "$python" -m venv --clear "$venv"

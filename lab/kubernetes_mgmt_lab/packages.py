@@ -19,6 +19,9 @@ REQUIRED = {
     'ssh-keygen': 'openssh-client',
     '/usr/sbin/haproxy': 'haproxy',
     '/usr/sbin/keepalived': 'keepalived',
+    # The masters' etcd is real (emulated/etcd_server.py).
+    '/usr/bin/etcd': 'etcd-server',
+    '/usr/bin/etcdctl': 'etcd-client',
     'sudo': 'sudo',
     'ip': 'iproute2',
     'nsenter': 'util-linux',

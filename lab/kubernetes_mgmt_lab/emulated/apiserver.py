@@ -49,6 +49,11 @@ def _watchdog(stopping: threading.Event, pidfile: str, cdir: str) -> None:
 
 
 def serve(args: argparse.Namespace) -> None:
+    # After an etcd restore the objects are etcd's, not the working
+    # copy's: a starting API server reads them again, as a real one
+    # fills its cache from etcd.
+    from kubernetes_mgmt_lab.emulated import etcd_mirror
+    etcd_mirror.reload_if_restored(args.cluster_dir)
     backend = ClusterApi(args.cluster_dir, args.version,
                          f'{args.address}:{args.port}')
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

@@ -1,44 +1,56 @@
 """A lab cluster's API, as the kube-apiserver of each master serves it:
 the objects of the shared cluster state (``store``: the cluster's
-"etcd"), the callers its bearer tokens name, ``etcdctl`` run in the etcd
-pods, and an audit log of every request in the cluster directory.
+"etcd"'s working copy, whose durable copy is in the real etcd:
+``etcd_mirror``), the callers its bearer tokens name, the real
+``etcdctl`` run in the etcd pods, and an audit log of every request in
+the cluster directory.
 """
 from __future__ import annotations
 
 import base64
 import contextlib
-import io
 import json
 import os
+import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from kubernetes_mgmt_lab.emulated import cluster, controllers, store, tokens
-from kubernetes_mgmt_lab.emulated.host import HostInfo
-from kubernetes_mgmt_lab.emulated.runner import CommandError, Context
+from kubernetes_mgmt_lab.emulated import (
+    cluster,
+    controllers,
+    etcd_mirror,
+    etcd_server,
+    store,
+    tokens,
+)
 from kubernetes_mgmt_lab.kube_api import persisted
 from kubernetes_mgmt_lab.kube_api.backend import RequestRecord
 from kubernetes_mgmt_lab.kube_api.exec_stream import Result
 from kubernetes_mgmt_lab.kube_api.rbac import Identity
+from kubernetes_mgmt_lab.kube_api.status import ApiError
 from kubernetes_mgmt_lab.kube_api.store import Store
 
 AUDIT_LOG = 'audit.jsonl'
 SA_GROUPS = ('system:serviceaccounts', 'system:authenticated')
 
 
-class _Captured(Context):
-    """A command context whose output is kept instead of printed."""
+ETCDCTL = '/usr/bin/etcdctl'
+EXEC_TIMEOUT = 120.0
 
-    def __init__(self, host: HostInfo, argv: list[str]):
-        super().__init__(host=host, argv=argv)
-        self.stdout, self.stderr = io.StringIO(), io.StringIO()
 
-    def out(self, text: str = '') -> None:
-        self.stdout.write(text + '\n')
-
-    def err(self, text: str) -> None:
-        self.stderr.write(text + '\n')
+def _etcdctl_in(pid: int, args: list[str]) -> Result:
+    """Run etcdctl (API v3) in the mount, network and UTS namespaces of
+    process ``pid``."""
+    argv = ['nsenter', '-t', str(pid), '-m', '-n', '-u', '--', ETCDCTL,
+            *args]
+    env = {'PATH': '/usr/sbin:/usr/bin:/sbin:/bin', 'ETCDCTL_API': '3'}
+    try:
+        done = subprocess.run(argv, capture_output=True, env=env,
+                              timeout=EXEC_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired:
+        return Result(1, stderr=b'Error: context deadline exceeded\n')
+    return Result(done.returncode, done.stdout, done.stderr)
 
 
 def _secret_identity(secret: dict) -> Identity | None:
@@ -63,13 +75,19 @@ class ClusterApi:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Store]:
-        with store.exclusive(self.cluster_dir) as (state, save):
+        # Strict: a write etcd does not take (no quorum) fails, and the
+        # working copy stays as it was.
+        with store.exclusive(self.cluster_dir, strict=True) as (state,
+                                                                save):
             api_store = persisted.load(state, list(controllers.HOOKS))
             before = persisted.fingerprint(api_store)
             yield api_store
             if persisted.fingerprint(api_store) != before:
                 persisted.dump(api_store, state)
-                save()
+                try:
+                    save()
+                except etcd_mirror.MirrorError as exc:
+                    raise ApiError(500, exc.message) from None
 
     def live_store(self) -> None:
         return None
@@ -89,26 +107,23 @@ class ClusterApi:
 
     def run_in_pod(self, namespace: str, pod: str, argv: list[str]
                    ) -> Result:
-        """``etcdctl`` in an etcd pod talks to its node's member."""
-        found = cluster.find(store.read(self.cluster_dir), 'Pod', pod,
-                             namespace)
+        """``etcdctl`` in an etcd pod: the real one, in the namespaces of
+        that node's running etcd (its network, its files)."""
+        state = store.read(self.cluster_dir)
+        found = cluster.find(state, 'Pod', pod, namespace)
         labels = (found or {}).get('metadata', {}).get('labels') or {}
         if labels.get('component') != 'etcd' or argv[:1] != ['etcdctl']:
             name = argv[0] if argv else '(none)'
             return Result(126, stderr=f'{name}: the lab runs only etcdctl '
                           'in etcd pods\n'.encode())
-        from kubernetes_mgmt_lab.emulated import etcdctl
-        host = HostInfo(name=found['spec'].get('nodeName', ''),
-                        ip=found['status'].get('hostIP', ''),
-                        cluster_dir=self.cluster_dir)
-        ctx = _Captured(host, argv)
-        try:
-            code = etcdctl.main(ctx, argv[1:], in_pod=True)
-        except CommandError as e:
-            ctx.err(e.message)
-            code = e.code
-        return Result(code, ctx.stdout.getvalue().encode(),
-                      ctx.stderr.getvalue().encode())
+        host = state.get('node_hosts', {}).get(
+            found['spec'].get('nodeName', ''), '')
+        member = cluster.host_record(state, host).get('etcd') or {}
+        pid = member.get('pid')
+        if not pid or not etcd_server.alive(pid):
+            return Result(1, stderr=b'error: unable to upgrade connection: '
+                          b'container not found ("etcd")\n')
+        return _etcdctl_in(pid, argv[1:])
 
     def record(self, record: RequestRecord) -> None:
         """One line per request; bodies are left out (Secrets)."""

@@ -2,8 +2,16 @@
 from __future__ import annotations
 
 import json
+import re
 
-from kubernetes_mgmt_lab.emulated import cluster, flags, runner, store, units
+from kubernetes_mgmt_lab.emulated import (
+    cluster,
+    flags,
+    runner,
+    static_pods,
+    store,
+    units,
+)
 from kubernetes_mgmt_lab.emulated.flags import Flag
 from kubernetes_mgmt_lab.emulated.runner import CommandError, Context
 
@@ -17,10 +25,31 @@ FLAGS = [Flag('runtime-endpoint', short='r'), Flag('image-endpoint',
 
 
 def _my_pods(ctx: Context) -> list[dict]:
+    """This host's pods; etcd and kube-apiserver only while their
+    process runs (the lab really runs those two)."""
     state = store.read(ctx.cluster_dir)
     hosts = state.get('node_hosts', {})
     return [p for p in cluster.objects_of(state, 'Pod')
-            if hosts.get(p['spec'].get('nodeName')) == ctx.host.name]
+            if hosts.get(p['spec'].get('nodeName')) == ctx.host.name
+            and static_pods.running(_component(p)) is not False]
+
+
+def _component(pod: dict) -> str:
+    return (pod['metadata'].get('labels') or {}).get('component', '')
+
+
+def _container(pod: dict) -> str:
+    return _component(pod) or pod['metadata']['name']
+
+
+def _ps(ctx: Context, opts) -> None:
+    pattern = re.compile(opts.get('name') or '')
+    for pod in _my_pods(ctx):
+        if not pattern.search(_container(pod)):
+            continue
+        short = pod['metadata']['uid'][:13]
+        ctx.out(short if opts.get('quiet') else
+                f'{short}  {pod["metadata"]["name"]}  Running')
 
 
 def main(ctx: Context, args: list[str]) -> int:
@@ -42,9 +71,7 @@ def main(ctx: Context, args: list[str]) -> int:
         ctx.out(json.dumps({'status': {'conditions': [
             {'type': 'RuntimeReady', 'status': True}]}}, indent=2))
     elif words[:1] in (['ps'], ['pods']):
-        for pod in _my_pods(ctx):
-            ctx.out(f'{pod["metadata"]["uid"][:13]}  '
-                    f'{pod["metadata"]["name"]}  Running')
+        _ps(ctx, opts)
     elif words[:1] == ['images']:
         ctx.out('IMAGE                      TAG     IMAGE ID')
     elif words[:1] in (['pull'], ['rmi']):

@@ -188,6 +188,19 @@ def start_apiserver(ctx: Context, address: str, port: int,
         raise fail('wait-control-plane', str(e)) from None
 
 
+def start_etcd(ctx: Context, argv: list[str], phase: str = 'etcd/local',
+               wait_healthy: bool = True) -> None:
+    """Write the etcd manifest and run it, as the kubelet would."""
+    from kubernetes_mgmt_lab.emulated import etcd_server
+    etcd_server.write_manifest(argv)
+    ctx.out('[etcd] Creating static Pod manifest for local etcd in '
+            f'"{MANIFESTS}"')
+    try:
+        etcd_server.start(ctx.cluster_dir, ctx.host.name, wait_healthy)
+    except etcd_server.EtcdStartError as e:
+        raise fail(phase, str(e)) from None
+
+
 def stop_apiserver() -> None:
     from kubernetes_mgmt_lab.emulated import apiserver
     apiserver.stop(host_path(APISERVER_PID))

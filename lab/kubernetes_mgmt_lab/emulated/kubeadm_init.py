@@ -9,6 +9,7 @@ import time
 from kubernetes_mgmt_lab import pki
 from kubernetes_mgmt_lab.emulated import (
     cluster,
+    etcd_server,
     kubeconfig,
     objects,
     packages,
@@ -128,10 +129,12 @@ def _new_cluster_state(state: dict, s: kconf.InitSettings, version: str,
                        ca: bytes, host: str) -> None:
     state['generation'] = state.get('generation', 0) + 1
     state['objects'] = {}
-    state['etcd'] = []
+    state['etcd_mirror'] = {}       # a new etcd holds none of the old
     state['node_hosts'] = {}
-    for rec in state.get('hosts', {}).values():
+    for name, rec in state.get('hosts', {}).items():
         rec.pop('apiserver', None)
+        if name != host:
+            rec.pop('etcd', None)   # members of a cluster gone before
     state['cluster'] = {
         'initialized': True, 'init_host': host,
         'control_plane_endpoint': s.control_plane_endpoint,
@@ -171,22 +174,14 @@ def _addons(state: dict, s: kconf.InitSettings, version: str,
             replicas=demo))
 
 
-def _etcd_member(name: str, ip: str) -> dict:
-    return {'id': random.getrandbits(64), 'name': name,
-            'peerURLs': [f'https://{ip}:2380'],
-            'clientURLs': [f'https://{ip}:2379']}
-
-
 def register_control_plane(state: dict, ctx: Context, name: str,
                            address: str, port: int, version: str,
                            taints: list | None) -> None:
-    """Node object, etcd member and API server record of a master."""
+    """Node object and API server record of a master."""
     node = cluster.add_node(state, name, ctx.host.name, address, version,
                             control_plane=True)
     if taints is not None:
         node['spec']['taints'] = list(taints)
-    state['etcd'] = [m for m in state['etcd'] if m['name'] != name]
-    state['etcd'].append(_etcd_member(name, address))
     rec = cluster.host_record(state, ctx.host.name)
     rec['apiserver'] = {'address': address, 'port': port}
     rec['kubelet'] = True
@@ -250,6 +245,11 @@ def run_init(ctx: Context, opts: Parsed) -> int:
                       common.admin_kubeconfig(ctx, server))
     ctx.out('[kubeconfig] Writing "admin.conf" kubeconfig file')
     checkpoint(ctx, 'kubeconfig')
+    etcd_server.issue_lab_client(shared)
+    common.start_etcd(ctx, etcd_server.command(
+        s.node_name, s.advertise_address,
+        {s.node_name: etcd_server.peer_url(s.advertise_address)},
+        existing=False))
     common.start_apiserver(ctx, s.advertise_address, s.bind_port, version)
     units.set_active(ctx, 'kubelet', True)
     _wait_endpoint(ctx, s)

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import os
-import random
 
 from kubernetes_mgmt_lab.emulated import (
     cluster,
-    faults,
+    kubeadm_etcd,
     packages,
     store,
     tokens,
@@ -136,8 +135,7 @@ def _validate_control_plane(ctx: Context, s: kconf.JoinSettings,
                 'ca.crt: no such file or directory]')
     else:
         _check_certificate_key(state, s.certificate_key)
-    peer = f'https://{s.advertise_address}:2380'
-    if any(peer in m['peerURLs'] for m in state['etcd']):
+    if kubeadm_etcd.peer_taken(ctx.cluster_dir, s.advertise_address):
         raise kcli.fail('control-plane-join/etcd', 'error creating local '
                           'etcd static pod manifest file: etcdserver: Peer '
                           'URLs already exists')
@@ -158,22 +156,6 @@ def _check_certificate_key(state: dict, key: str) -> None:
             'control-plane-prepare/download-certs', 'error downloading '
             'certs: error decoding certificate key: cipher: message '
             'authentication failed')
-
-
-def _etcd_member_checkpoint(ctx: Context, s: kconf.JoinSettings) -> None:
-    """Fault stage ``etcd-member``: the join dies after adding this
-    node's etcd member (not started yet, so nameless), as kubeadm's
-    control-plane-join/etcd phase can."""
-    message = faults.take_fault(ctx.cluster_dir, ctx.host.name, ctx.argv,
-                                'etcd-member')
-    if message is None:
-        return
-    with store.mutate(ctx.cluster_dir) as state:
-        state['etcd'].append({
-            'id': random.getrandbits(64), 'name': '',
-            'peerURLs': [f'https://{s.advertise_address}:2380'],
-            'clientURLs': []})
-    raise CommandError(message)
 
 
 def run_join(ctx: Context, opts: Parsed) -> int:
@@ -199,7 +181,7 @@ def run_join(ctx: Context, opts: Parsed) -> int:
                             version)
     checkpoint(ctx, 'kubelet-start')
     if s.control_plane:
-        _etcd_member_checkpoint(ctx, s)
+        kubeadm_etcd.join(ctx, s.node_name, s.advertise_address)
         common.start_apiserver(ctx, s.advertise_address, s.bind_port,
                                version)
     units.set_active(ctx, 'kubelet', True)

@@ -7,7 +7,7 @@ import os
 import shutil
 import sys
 
-from kubernetes_mgmt_lab.emulated import cluster, store, units
+from kubernetes_mgmt_lab.emulated import cluster, kubeadm_etcd, store, units
 from kubernetes_mgmt_lab.emulated import kubeadm_cli as kcli
 from kubernetes_mgmt_lab.emulated import kubeadm_common as common
 from kubernetes_mgmt_lab.emulated.flags import Parsed
@@ -25,17 +25,14 @@ def _confirm(ctx: Context) -> None:
 
 
 def _forget_host(ctx: Context) -> None:
-    """Remove this host's etcd member and API server record."""
+    """Remove this host's etcd member (and stop its etcd) and its API
+    server record."""
+    api = cluster.host_record(store.read(ctx.cluster_dir),
+                              ctx.host.name).get('apiserver')
+    kubeadm_etcd.leave(ctx, api['address'] if api else ctx.host.ip)
     with store.mutate(ctx.cluster_dir) as state:
         rec = cluster.host_record(state, ctx.host.name)
-        api = rec.pop('apiserver', None)
-        if api:
-            peer = f'https://{api["address"]}:2380'
-            gone = [m for m in state.get('etcd', [])
-                    if peer in m['peerURLs']]
-            for member in gone:
-                ctx.out(f'[reset] Removing etcd member: {member["name"]}')
-                state['etcd'].remove(member)
+        rec.pop('apiserver', None)
         rec['kubelet'] = False
         cluster.reconcile(state)
 

@@ -22,7 +22,6 @@ def _empty() -> dict:
         'generation': 0,
         'rv': 0,                # resourceVersion counter
         'cluster': {'initialized': False},
-        'etcd': [],             # members; ids are uint64
         'objects': {},          # kind -> list of Kubernetes objects
         'hosts': {},            # host name -> {kubelet, apiserver}
     }
@@ -79,20 +78,55 @@ def read(cluster_dir: str) -> dict:
 
 @contextlib.contextmanager
 def mutate(cluster_dir: str) -> Iterator[dict]:
-    """Yield the state under an exclusive lock; save it on success."""
+    """Yield the state under an exclusive lock; save it on success (its
+    changed objects go to the cluster's etcd too, see ``_save``)."""
     with _flock(cluster_dir, 'state.lock', fcntl.LOCK_EX):
         state = load_json(_path(cluster_dir), None) or _empty()
+        before = _objects_index(state)
         yield state
-        save_json(_path(cluster_dir), state)
+        _save(cluster_dir, state, before, strict=False)
 
 
 @contextlib.contextmanager
-def exclusive(cluster_dir: str) -> Iterator[tuple[dict, Callable[[], None]]]:
+def exclusive(cluster_dir: str, strict: bool = False, mirrored: bool = True
+              ) -> Iterator[tuple[dict, Callable[[], None]]]:
     """The state under an exclusive lock, and the function that saves it
-    (for a caller that saves only when something changed)."""
+    (for a caller that saves only when something changed). ``strict``:
+    the save fails (``etcd_mirror.MirrorError``) when etcd does not take
+    the change; ``mirrored=False``: etcd is not written."""
     with _flock(cluster_dir, 'state.lock', fcntl.LOCK_EX):
         state = load_json(_path(cluster_dir), None) or _empty()
-        yield state, lambda: save_json(_path(cluster_dir), state)
+        before = _objects_index(state) if mirrored else None
+
+        def save() -> None:
+            if mirrored:
+                _save(cluster_dir, state, before, strict)
+            else:
+                save_json(_path(cluster_dir), state)
+        yield state, save
+
+
+def _has_etcd(state: dict) -> bool:
+    return any(rec.get('etcd') for rec in
+               (state.get('hosts') or {}).values())
+
+
+def _objects_index(state: dict) -> dict | None:
+    """Each object's resourceVersion, when the cluster has an etcd to
+    keep them in."""
+    if not _has_etcd(state):
+        return None
+    from kubernetes_mgmt_lab.emulated import etcd_mirror
+    return etcd_mirror.index(state)
+
+
+def _save(cluster_dir: str, state: dict, before: dict | None,
+          strict: bool) -> None:
+    if _has_etcd(state):
+        # Imported only here: TLS and HTTP cost a short command's start.
+        from kubernetes_mgmt_lab.emulated import etcd_mirror
+        etcd_mirror.sync(cluster_dir, state, before, strict)
+    save_json(_path(cluster_dir), state)
 
 
 @contextlib.contextmanager

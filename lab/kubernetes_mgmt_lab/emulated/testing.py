@@ -14,7 +14,13 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from kubernetes_mgmt_lab.emulated import COMMANDS, PACKAGE, apiserver, daemons
+from kubernetes_mgmt_lab.emulated import (
+    COMMANDS,
+    PACKAGE,
+    apiserver,
+    daemons,
+    etcd_server,
+)
 from kubernetes_mgmt_lab.mirror import CALICO_MANIFEST
 
 BASE_PACKAGES = ('containerd', 'kubelet', 'kubeadm', 'kubectl',
@@ -56,6 +62,22 @@ class SimHost:
                 f'stdout: {proc.stdout}\nstderr: {proc.stderr}')
         return proc
 
+    def etcdctl(self, *args: str, check: bool = False
+                ) -> subprocess.CompletedProcess:
+        """The real etcdctl against this host's etcd, with its
+        certificates (what ``kubectl exec etcd-<node>`` runs)."""
+        pki = self.path('/etc/kubernetes/pki/etcd')
+        argv = ['etcdctl', '--endpoints', f'https://{self.ip}:2379',
+                '--cacert', f'{pki}/ca.crt', '--cert', f'{pki}/server.crt',
+                '--key', f'{pki}/server.key', *args]
+        proc = subprocess.run(argv, capture_output=True, text=True,
+                              timeout=60, check=False,
+                              env=dict(os.environ, ETCDCTL_API='3'))
+        if check and proc.returncode != 0:
+            raise AssertionError(f'etcdctl {" ".join(args)} -> '
+                                 f'{proc.returncode}: {proc.stderr}')
+        return proc
+
     def install_base(self) -> None:
         self.run('apt-get', 'install', '-y', *BASE_PACKAGES, check=True)
 
@@ -90,6 +112,11 @@ def cleanup(hosts: list[SimHost]) -> None:
     """Stop API server stand-ins and real daemons the hosts started."""
     for host in hosts:
         apiserver.stop(host.path('/run/klab/kube-apiserver.pid'))
+        for pid in _pids(host.path(etcd_server.PIDFILE), 'etcd'):
+            try:
+                os.kill(pid, 9)     # its data goes with the test's files
+            except ProcessLookupError:
+                pass
         for daemon in daemons.DAEMONS.values():
             pidfile = host.path(daemon.pidfile)
             for pid in _pids(pidfile, daemon.binary):

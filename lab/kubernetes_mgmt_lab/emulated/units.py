@@ -129,6 +129,10 @@ def start(ctx: Context, unit: str) -> None:
         except daemons.DaemonError as e:
             raise _job_failed(unit, e.output) from None
     set_active(ctx, unit, True)
+    if unit == 'kubelet' and os.path.isdir(host_path('/etc/kubernetes/'
+                                                     'manifests')):
+        from kubernetes_mgmt_lab.emulated import static_pods
+        static_pods.sync(ctx)
 
 
 def stop(ctx: Context, unit: str) -> None:

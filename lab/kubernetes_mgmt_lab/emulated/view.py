@@ -54,7 +54,9 @@ class ClusterView:
         return bool(node) and cluster.is_ready(node)
 
     def etcd_members(self) -> list[dict]:
-        return list(self.state().get('etcd', []))
+        """The real etcd's members, as a serving one lists them."""
+        from kubernetes_mgmt_lab.emulated import kubeadm_etcd
+        return kubeadm_etcd.members(self.cluster_dir)
 
     def pods(self, namespace: str | None = None,
              node: str | None = None) -> list[dict]:
@@ -126,11 +128,13 @@ def expire_certificate_key(cluster_dir: str) -> None:
 
 def set_host_down(cluster_dir: str, host: str) -> None:
     """The lab destroyed ``host``: its kubelet stops posting status and
-    its API server is gone (processes die with the host's namespaces)."""
+    its API server and etcd are gone (processes die with the host's
+    namespaces)."""
     with store.mutate(cluster_dir) as state:
         rec = cluster.host_record(state, host)
         rec['kubelet'] = False
         rec.pop('apiserver', None)
+        rec.pop('etcd', None)
         cluster.reconcile(state)
 
 
