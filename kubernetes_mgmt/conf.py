@@ -62,6 +62,11 @@ orchestration_opts = [
                     'that a PodDisruptionBudget forbids are retried until '
                     'then; after that the operation fails with the node '
                     'cordoned but not deleted.'),
+    cfg.IntOpt('etcd_snapshot_retention', default=3, min=1,
+               help='etcd snapshots kept per cluster, the newest ones, in '
+                    'each place they are kept (the storage server, else '
+                    'every master). One is taken before each change of '
+                    'the control plane (a master heal, an upgrade).'),
     cfg.IntOpt('volume_timeout', default=300, min=1,
                help='Seconds to wait until a registered PersistentVolume '
                     'is Available, or a deleted one is gone.'),

@@ -42,8 +42,9 @@ class EtcdMember:
         return any(urlsplit(url).hostname == ip for url in self.peer_urls)
 
 
-def _etcdctl(session: SshSession, via: str, args: Sequence[str], *,
-             step: str) -> Result:
+def etcdctl(session: SshSession, via: str, args: Sequence[str], *,
+            step: str) -> Result:
+    """etcdctl in the etcd pod of master ``via``, against its own etcd."""
     return kubectl(session, [
         '-n', 'kube-system', 'exec', f'etcd-{via}', '--', 'etcdctl',
         '--endpoints', LOCAL_ETCD, '--cacert', f'{PKI}/ca.crt',
@@ -71,7 +72,7 @@ def parse_members(text: str) -> list[EtcdMember]:
 
 def members(session: SshSession, via: str) -> list[EtcdMember]:
     """The members as the etcd of master node ``via`` sees them."""
-    out = _etcdctl(session, via, ['member', 'list', '-w', 'json'],
+    out = etcdctl(session, via, ['member', 'list', '-w', 'json'],
                    step='etcd member list')
     return parse_members(out.stdout)
 
@@ -86,7 +87,7 @@ def remove_node_member(session: SshSession, via: str, name: str,
     found = [m for m in members(session, via) if m.is_node(name, ip)]
     for member in found:
         try:
-            _etcdctl(session, via, ['member', 'remove', member.hex_id],
+            etcdctl(session, via, ['member', 'remove', member.hex_id],
                      step=f'etcd member remove {name}')
         except CommandFailed:
             # A retried remove whose first attempt got through fails

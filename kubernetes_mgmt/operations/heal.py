@@ -167,11 +167,14 @@ def heal_start_graph(op: OperationContext, setup: ClusterSetup,
     noted = graph.add('note healed VNFCs', CLUSTER, note,
                       needs=[*master.needs, refused])
     lbs: dict = {}
+    previous = None
     if masters and plan.ha:
         staying = [m for m in plan.masters if m.name not in names]
+        previous = declare.etcd_snapshot(
+            graph, setup, staying, [noted, *master.needs], 'heal',
+            remember=lambda s: _remember_snapshot(op, s))
         lbs = declare.load_balancers(graph, setup, staying,
-                                     backends=staying, needs=[noted])
-    previous = None
+                                     backends=staying, needs=[previous])
     for target in masters:
         previous = graph.add(
             'remove master', target.name,
@@ -189,6 +192,12 @@ def heal_start_graph(op: OperationContext, setup: ClusterSetup,
                   lambda g: storage_actions.release_volumes(plan, kube(g)),
                   needs=[noted, *master.needs])
     return graph
+
+
+def _remember_snapshot(op: OperationContext, snapshot) -> None:
+    """The latest snapshot, in the instance's stored state."""
+    op.state.etcd_snapshot = snapshot.record()
+    op.save()
 
 
 def _remove_master(setup: ClusterSetup, master: Node, target: Target,

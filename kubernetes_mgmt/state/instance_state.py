@@ -88,6 +88,9 @@ class DriverState:
     # What the cluster was built with (state.cluster_record), frozen at
     # instantiate.
     cluster: dict | None = None
+    # The latest etcd snapshot (cluster.etcd_snapshot.Snapshot.record):
+    # name, time, sha256, where its copies are.
+    etcd_snapshot: dict | None = None
 
     @property
     def record(self) -> ClusterRecord | None:

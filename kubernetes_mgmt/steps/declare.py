@@ -12,12 +12,14 @@ the masters.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from kubernetes_mgmt import redact
+from kubernetes_mgmt.cluster import etcd_snapshot as etcd_snapshot_mod
 from kubernetes_mgmt.cluster.cluster_plan import Node
 from kubernetes_mgmt.cluster.roles import JoinSecrets
+from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.engine.graph import CLUSTER, Given, Graph, Step
 from kubernetes_mgmt.steps import storage_actions
 from kubernetes_mgmt.steps.cluster_setup import ClusterSetup
@@ -222,3 +224,22 @@ def register_volumes(graph: Graph, setup: ClusterSetup, master: Master,
                      lambda g: storage_actions.register_volumes(
                          setup.plan, setup.session(master.of(g))),
                      needs=[*needs, *master.needs])
+
+
+def etcd_snapshot(graph: Graph, setup: ClusterSetup, masters: Sequence[Node],
+                  needs: Sequence[Step | None], operation: str,
+                  remember: Callable[[etcd_snapshot_mod.Snapshot], None]
+                  | None = None) -> Step:
+    """An etcd snapshot before a control-plane change, on the first
+    healthy master of ``masters`` (those that stay); ``remember`` gets
+    it (to record it in the instance). Steps that change the control
+    plane must need this one."""
+    def take(_) -> etcd_snapshot_mod.Snapshot:
+        snapshot = etcd_snapshot_mod.take(
+            setup.plan, setup.session, operation,
+            CONF.kubernetes_mgmt.etcd_snapshot_retention, masters=masters)
+        if remember is not None:
+            remember(snapshot)
+        return snapshot
+
+    return graph.add('etcd snapshot', CLUSTER, take, needs=list(needs))
