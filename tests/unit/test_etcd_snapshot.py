@@ -35,7 +35,7 @@ def test_checksum_is_read_from_sha256sum_output():
     assert snap.parse_sha256(f'{sha} */d/x.db\n', '/d/x.db') == sha
     for bad in ('', 'sha256sum: /d/x.db: No such file or directory',
                 f'{sha}  /d/other.db', f'{sha[:-1]}  /d/x.db'):
-        with pytest.raises(MgmtDriverError, match='sha256sum /d/x.db'):
+        with pytest.raises(MgmtDriverError, match=r'sha256sum /d/x\.db'):
             snap.parse_sha256(bad, '/d/x.db')
 
 
