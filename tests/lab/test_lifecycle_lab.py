@@ -14,18 +14,24 @@ import dataclasses
 import json
 import logging
 import os
+import re
+import signal
 import ssl
+import textwrap
 import threading
 import time
 import urllib.request
+from types import SimpleNamespace
 
 import pytest
 import yaml
 
+from kubernetes_mgmt.cluster import etcd_snapshot
 from kubernetes_mgmt.cluster.naming import member_node_name
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
 from kubernetes_mgmt.remote.retry import poll
+from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
 from kubernetes_mgmt.state import instance_state
 from kubernetes_mgmt.topology.hosts import Role
 from kubernetes_mgmt.vim.release import VimInUse
@@ -468,6 +474,96 @@ def test_heal_of_a_worker(ha_lab):
                           (helper, 'delete')]
     assert (healed.name, 'kubeadm join') in recent[3:]
     assert bootstrap_tokens(lab) == []
+
+
+RESTORE_DOC = os.path.join(os.path.dirname(__file__), '..', '..', 'docs',
+                           'etcd-restore.rst')
+
+
+def documented_restore() -> str:
+    """Steps 1 to 4 of the restore procedure: the literal blocks of the
+    docs' section, in order."""
+    with open(RESTORE_DOC, encoding='utf-8') as f:
+        text = f.read()
+    section = text.split('\nRestoring after a lost quorum\n')[1]
+    section = section.split('\nIn the lab\n')[0]
+    blocks = re.findall(r'::\n\n((?:     .*\n|\n)+)', section)
+    assert len(blocks) == 4, blocks
+    return 'set -euo pipefail\n' + ''.join(
+        textwrap.dedent(b) for b in blocks)
+
+
+def config_map(name: str) -> str:
+    return json.dumps({'apiVersion': 'v1', 'kind': 'ConfigMap',
+                       'metadata': {'name': name, 'namespace': 'default'},
+                       'data': {'written': name}})
+
+
+def kubectl_on(lab, host, *args: str, input: str | None = None):
+    return lab.run_in_host(host.name, ['kubectl', '--kubeconfig',
+                                       ADMIN_CONF, *args], input=input,
+                           timeout=90)
+
+
+def test_lost_quorum_is_restored_from_the_snapshot(ha_lab):
+    """The driver's snapshot, two of three etcd members killed (writes
+    refused), the documented restore on the survivor: the objects of the
+    snapshot are back, the API serves, and healing the two masters
+    through the driver's hooks gives three members again."""
+    lab, instance = ha_lab
+    masters = [h for h in lab.state.hosts if h.role == 'master']
+    survivor, lost = masters[0], masters[1:]
+    assert kubectl_on(lab, survivor, 'apply', '-f', '-',
+                      input=config_map('before-snapshot')).returncode == 0
+    nodes = tuple(SimpleNamespace(name=node_name(h), label=h.name, ip=h.ip)
+                  for h in masters)
+    plan = SimpleNamespace(masters=nodes, storage=None, vim_name='lab')
+    login = Login(lab.state.username, lab.state.password)
+    with Sessions(lab.known_hosts()) as sessions:
+        snapshot = etcd_snapshot.take(
+            plan, lambda n: sessions.get(Endpoint(n.ip, login,
+                                                  label=n.label)),
+            'restore test', CONF.kubernetes_mgmt.etcd_snapshot_retention)
+    assert snapshot.master == node_name(survivor)
+    assert kubectl_on(lab, survivor, 'apply', '-f', '-',
+                      input=config_map('after-snapshot')).returncode == 0
+
+    records = view(lab).state()['hosts']
+    for host in lost:
+        os.kill(records[host.name]['etcd']['pid'], signal.SIGKILL)
+    refused = kubectl_on(lab, survivor, 'apply', '-f', '-',
+                         input=config_map('without-quorum'))
+    assert refused.returncode != 0
+    assert 'etcdserver' in refused.stderr, refused.stderr
+
+    path = snapshot.copies[0].split(':', 1)[1]
+    restore = lab.run_in_host(
+        survivor.name, ['env', f'NODE={node_name(survivor)}',
+                        f'IP={survivor.ip}', f'SNAPSHOT={path}', 'bash',
+                        '-c', documented_restore()], timeout=240)
+    assert restore.returncode == 0, restore.stdout + restore.stderr
+    assert restore.stdout.count(f'https://{survivor.ip}:2380') == 1
+
+    names = kubectl_on(lab, survivor, 'get', 'configmaps', '-o', 'name')
+    found = set(names.stdout.split())
+    assert 'configmap/before-snapshot' in found
+    assert not found & {'configmap/after-snapshot',
+                        'configmap/without-quorum'}
+    assert kubectl_on(lab, survivor, 'apply', '-f', '-',
+                      input=config_map('after-restore')).returncode == 0
+    assert [m['name'] for m in view(lab).etcd_members()] == \
+        [node_name(survivor)]
+
+    driving.heal(lab, instance, [driving.vnfc_of(instance, h)
+                                 for h in lost])
+    members = view(lab).etcd_members()
+    assert sorted(m['name'] for m in members) == sorted(
+        node_name(h) for h in masters)
+    assert_cluster_matches_lab(lab, instance)
+    # The heal took its own snapshot first, on the survivor.
+    recorded = driving.stored_state(lab, instance).etcd_snapshot
+    assert recorded['master'] == node_name(survivor)
+    assert recorded['name'].endswith('-heal.db')
 
 
 def test_heal_of_the_whole_vnf_reinstalls_and_registers_again(ha_lab):

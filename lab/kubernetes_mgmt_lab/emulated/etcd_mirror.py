@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import json
 
+from kubernetes_mgmt.remote.retry import wait_until
 from kubernetes_mgmt_lab.emulated import etcd_gateway
 from kubernetes_mgmt_lab.emulated.etcd_gateway import EtcdError, Gateway
 
 PREFIX = '/registry/'
 MARKER = '/registry/klab/rv'
 STRICT_TIMEOUT = 6.0
+RELOAD_DEADLINE = 10.0
 LENIENT_TIMEOUT = 3.0
 Key = tuple[str, str, str]          # kind, namespace ('' if none), name
 
@@ -170,10 +172,19 @@ def reload_if_restored(cluster_dir: str, near: str | None = None) -> bool:
         if not urls:
             return False
         gateway = _gateway(cluster_dir, urls, STRICT_TIMEOUT)
-        try:
-            marker = gateway.get(MARKER)
-        except EtcdError:
+        found: list[str | None] = []
+
+        def read() -> bool:
+            # A member just started may not have elected a leader yet.
+            try:
+                found.append(gateway.get(MARKER))
+            except EtcdError:
+                return False
+            return True
+
+        if not wait_until(read, deadline=RELOAD_DEADLINE, ceiling=0.5):
             return False
+        marker = found[0]
         mirror = state.get('etcd_mirror') or {}
         if marker is None or marker == mirror.get('rv'):
             return False
