@@ -85,19 +85,22 @@ class Gateway:
     def _request(self, url: str, method: str, path: str,
                  body: dict | None) -> tuple[int, bytes]:
         data = None if body is None else json.dumps(body).encode()
-        for attempt in (1, 2):      # a kept connection the server closed
-            conn = self._conn(url)
-            try:
-                conn.request(method, path, body=data, headers={
-                    'Content-Type': 'application/json'})
-                reply = conn.getresponse()
-                return reply.status, reply.read()
-            except (http.client.RemoteDisconnected, BrokenPipeError,
-                    ConnectionResetError):
-                self._drop(url)
-                if attempt == 2:
-                    raise
-        raise AssertionError('not reached')
+        kept = url in self._conns
+        conn = self._conn(url)
+        try:
+            conn.request(method, path, body=data, headers={
+                'Content-Type': 'application/json'})
+            reply = conn.getresponse()
+            return reply.status, reply.read()
+        except TimeoutError:
+            raise
+        except (OSError, http.client.HTTPException):
+            self._drop(url)
+            if not kept:
+                raise
+        # A kept connection to a member that has been restarted since:
+        # once more on a new one.
+        return self._request(url, method, path, body)
 
     def _drop(self, url: str) -> None:
         conn = self._conns.pop(url, None)
