@@ -16,11 +16,14 @@ from urllib.parse import urlsplit
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.errors import CommandFailed, MgmtDriverError
 from kubernetes_mgmt.remote.kubectl import kubectl
+from kubernetes_mgmt.remote.retry import Backoff
 from kubernetes_mgmt.remote.ssh import Result, SshSession
 
 LOG = redact.get_logger(__name__)
 PKI = '/etc/kubernetes/pki/etcd'
 LOCAL_ETCD = 'https://127.0.0.1:2379'
+UNHEALTHY = 'etcdserver: unhealthy cluster'
+UNHEALTHY_RETRY = 30.0      # seconds
 
 
 @dataclass(frozen=True)
@@ -87,8 +90,7 @@ def remove_node_member(session: SshSession, via: str, name: str,
     found = [m for m in members(session, via) if m.is_node(name, ip)]
     for member in found:
         try:
-            etcdctl(session, via, ['member', 'remove', member.hex_id],
-                     step=f'etcd member remove {name}')
+            _remove(session, via, member, name)
         except CommandFailed:
             # A retried remove whose first attempt got through fails
             # with "member not found": gone is what was wanted.
@@ -99,3 +101,21 @@ def remove_node_member(session: SshSession, via: str, name: str,
     if not found:
         LOG.info('%s is no etcd member: nothing to remove', name)
     return found
+
+
+def _remove(session: SshSession, via: str, member: EtcdMember,
+            name: str) -> None:
+    """``member remove``, again while etcd answers "unhealthy cluster":
+    it refuses a membership change until every member has been connected
+    for 5 s (its strict reconfiguration check), e.g. just after a join."""
+    backoff = Backoff(UNHEALTHY_RETRY, first=0.5, ceiling=2.0)
+    while True:
+        try:
+            etcdctl(session, via, ['member', 'remove', member.hex_id],
+                    step=f'etcd member remove {name}')
+            return
+        except CommandFailed as exc:
+            if UNHEALTHY not in exc.stderr or not backoff.wait():
+                raise
+            LOG.info('etcd refused to remove %s for now (%s): trying '
+                     'again', name, UNHEALTHY)

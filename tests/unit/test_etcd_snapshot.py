@@ -171,3 +171,41 @@ def test_storage_server_keeps_the_newest_n_per_cluster():
     assert not vms['master-1'].files
     assert len([p for p in vms['master-0'].files
                 if p.endswith('.db')]) == 2
+
+
+class MembershipVm(FakeVm):
+    """etcd refuses the first ``refusals`` removals: "unhealthy cluster"
+    (its 5 s check after a join)."""
+
+    def __init__(self, refusals: int):
+        super().__init__('master-0')
+        self.refusals = refusals
+        self.members = [{'ID': 1, 'name': 'master-0', 'peerURLs': [
+            'https://10.0.0.1:2380']}, {'ID': 2, 'name': 'master-1',
+                                       'peerURLs': ['https://10.0.0.2:2380']}]
+
+    def _etcdctl(self, args):
+        import json
+        words = [a for a in args if not a.startswith('--')
+                 and not a.startswith('https:') and not a.startswith('/etc')]
+        if words[:2] == ['member', 'list']:
+            return self._ok(json.dumps({'members': self.members}))
+        if words[:2] == ['member', 'remove']:
+            if self.refusals:
+                self.refusals -= 1
+                return Result(1, '', 'Error: etcdserver: unhealthy cluster')
+            self.members = [m for m in self.members
+                            if f'{m["ID"]:x}' != words[2]]
+            return self._ok(f'Member {words[2]} removed')
+        raise AssertionError(f'unexpected etcdctl {args}')
+
+
+def test_member_removal_waits_out_etcds_unhealthy_cluster_answer(
+        monkeypatch):
+    from kubernetes_mgmt.cluster import etcd
+    monkeypatch.setattr(etcd, 'UNHEALTHY_RETRY', 5.0)
+    vm = MembershipVm(refusals=2)
+    removed = etcd.remove_node_member(vm, 'master-0', 'master-1',
+                                      '10.0.0.2')
+    assert [m.id for m in removed] == [2]
+    assert [m['name'] for m in vm.members] == ['master-0']
