@@ -74,10 +74,15 @@ kubernetes_opts = [
                     'and kubectl from pkgs.k8s.io are pinned to it).'),
     cfg.StrOpt('apt_repository_url',
                help='Base URL of the Kubernetes apt repository (a mirror '
-                    'for sites without internet). Default: '
-                    'https://pkgs.k8s.io/core:/stable:/v<version>/deb/'),
+                    'for sites without internet). "{minor}" in it is '
+                    'replaced by the minor version a node installs (e.g. '
+                    '1.37): each minor has its own repository, as on '
+                    'pkgs.k8s.io, and an upgrade moves the nodes to the '
+                    'next one. Default: '
+                    'https://pkgs.k8s.io/core:/stable:/v{minor}/deb/'),
     cfg.StrOpt('apt_key_url',
-               help='URL of the repository signing key. Default: '
+               help='URL of the repository signing key ("{minor}" as in '
+                    'apt_repository_url). Default: '
                     '<apt_repository_url>Release.key'),
     cfg.StrOpt('image_repository',
                help='Registry that holds the control-plane images '

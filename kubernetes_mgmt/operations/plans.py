@@ -114,6 +114,7 @@ class PlanStore:
         raise PlanOnlyError('this graph only plans: Tacker is not asked')
 
     save = forget = add_vim_connection = remove_vim_connection = _refuse
+    publish = _refuse
 
 
 def cluster_plan(params: ClusterParams, stack_id: str, heat: Any,

@@ -141,7 +141,8 @@ def test_instantiate_start_refuses_a_bad_request_before_any_vm():
 @pytest.mark.parametrize('operation', [
     'instantiate_start', 'instantiate_end', 'instantiate_rollback_start',
     'terminate_start', 'scale_start', 'scale_end', 'scale_rollback_start',
-    'heal_start', 'heal_end'])
+    'heal_start', 'heal_end', 'change_current_package_start',
+    'change_current_package_rollback_start'])
 def test_operations_with_work(operation):
     assert operations.has_work(operation)
     assert operation in operations.OPERATIONS
@@ -150,8 +151,9 @@ def test_operations_with_work(operation):
 @pytest.mark.parametrize('operation', [
     'modify_information_start', 'modify_information_end',
     'change_external_connectivity_start',
-    'change_external_connectivity_end', 'change_current_package_start',
-    'terminate_end', 'instantiate_rollback_end', 'scale_rollback_end',
+    'change_external_connectivity_end', 'change_current_package_end',
+    'change_current_package_rollback_end', 'terminate_end',
+    'instantiate_rollback_end', 'scale_rollback_end',
     'operate_start', 'no_such_operation'])
 def test_operations_without_work_do_nothing(operation):
     request = {'vnfInstanceName': 'x', 'additionalParams': {
