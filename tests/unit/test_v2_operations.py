@@ -4,7 +4,9 @@ have work. Nothing here reaches Heat, SSH or Tacker."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -396,3 +398,30 @@ def test_a_tampered_state_refuses_the_scale_out(state_key):
     instance = V2Instance(data)
     with pytest.raises(instance_state.TamperedState, match='srv-w2'):
         operations._new_member_stacks(_call(instance=instance))
+
+
+def test_instantiate_start_refuses_a_minor_its_package_does_not_name(
+        tmp_path):
+    # Tacker hands the script the instance's package (tmp_csar_dir).
+    sample = REPO / 'samples/vnf_package_v2'
+    for name in ('TOSCA-Metadata', 'Definitions'):
+        shutil.copytree(sample / name, tmp_path / name)
+    for path in (tmp_path / 'Definitions').glob('*.yaml'):
+        path.write_text(path.read_text().replace("'1.37'", "'1.36'"))
+    request = _v2_instantiate_request()
+    param = request['additionalParams']['k8s_cluster_installation_param']
+    param['kubernetes_version'] = '1.37'
+    instance = V2Instance(v2_instance())
+    before = copy.deepcopy(instance.vnf_metadata)
+    call = dataclasses.replace(_call('instantiate_start', request, instance),
+                               csar_dir=str(tmp_path))
+    with pytest.raises(ValidationError) as caught:
+        operations.run(call)
+    assert [(p.path, p.message.split(',')[0]) for p in
+            caught.value.problems] == [
+        ('additionalParams.k8s_cluster_installation_param.kubernetes_version',
+         '1.37 is not 1.36')]
+    assert instance.vnf_metadata == before      # no key for the VMs yet
+    param['kubernetes_version'] = '1.36'
+    operations.run(dataclasses.replace(call, request=request))
+    assert instance.vnf_metadata != before

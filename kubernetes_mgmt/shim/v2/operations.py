@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
 from kubernetes_mgmt.operations import (
     heal,
     rebuild,
@@ -35,6 +35,7 @@ from kubernetes_mgmt.params.cluster_params import ClusterParams
 from kubernetes_mgmt.params.package_version import package_software_version
 from kubernetes_mgmt.params.schema import USER_DATA_CLASS_KEY, USER_DATA_KEY
 from kubernetes_mgmt.params.validate import parse_cluster_params
+from kubernetes_mgmt.params.versions import package_problem
 from kubernetes_mgmt.remote import user_data
 from kubernetes_mgmt.shim import requests, tacker_objects
 from kubernetes_mgmt.shim.instance_store import TackerInstanceStore
@@ -89,6 +90,12 @@ def instantiate_start(call: Call) -> None:
     # Refuse a bad request before Tacker creates any VM.
     params = parse_cluster_params(
         tacker_objects.additional_params(call.request))
+    if call.csar_dir:   # the instance's package (instantiate_end checks too)
+        problem = package_problem(
+            params.kubernetes_version,
+            package_software_version(Path(call.csar_dir)))
+        if problem:
+            raise ValidationError([problem])
     _give_vms_the_key(call, params)
 
 
