@@ -88,7 +88,7 @@ def _template_values(templates: dict[str, dict], types: set[str]) -> list:
         for node in (nodes or {}).values():
             if isinstance(node, dict) and node.get('type') in types:
                 value = (node.get('properties') or {}).get('software_version')
-                if value is not None:
+                if isinstance(value, (str, int, float)):  # not get_input
                     values.append(value)
     return values
 
