@@ -190,7 +190,9 @@ def register_control_plane(state: dict, ctx: Context, name: str,
     state['etcd'] = [m for m in state['etcd'] if m['name'] != name]
     state['etcd'].append(_etcd_member(name, address))
     rec = cluster.host_record(state, ctx.host.name)
-    rec['apiserver'] = {'address': address, 'port': port}
+    # The control plane runs the cluster's version (an upgrade moves it).
+    rec['apiserver'] = {'address': address, 'port': port,
+                        'version': state['cluster']['kubernetes_version']}
     rec['kubelet'] = True
 
 
