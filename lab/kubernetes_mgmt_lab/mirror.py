@@ -22,6 +22,7 @@ import sys
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 from kubernetes_mgmt_lab.net import listen_address, serve_until_stopped
+from kubernetes_mgmt_lab.releases import KUBERNETES_RELEASES
 
 KEY_PATH = 'apt/Release.key'
 # The site's Kubernetes apt repository, one per minor as on pkgs.k8s.io
@@ -147,7 +148,6 @@ def fake_release_key(size: int = 48) -> str:
 
 def populate(directory: str) -> None:
     """Write the mirror's files below ``directory``."""
-    from kubernetes_mgmt_lab.emulated.packages import KUBERNETES_RELEASES
     key = fake_release_key()
     files = {KEY_PATH: key, CALICO_PATH: CALICO_MANIFEST,
              FLANNEL_PATH: FLANNEL_MANIFEST}

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 
 from kubernetes_mgmt_lab.emulated import store
-from kubernetes_mgmt_lab.emulated.packages import KUBERNETES_RELEASES
+from kubernetes_mgmt_lab.releases import KUBERNETES_RELEASES
 
 CONFIG_FILE = 'config.json'
 DAY = 86400.0

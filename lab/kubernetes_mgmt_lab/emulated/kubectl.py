@@ -58,9 +58,10 @@ def _binary_version(ctx: Context) -> str:
     else the lab's default kubectl. The configuration file is read
     directly: LabConfig's imports would slow down every kubectl run."""
     from kubernetes_mgmt_lab.emulated import packages, store
+    from kubernetes_mgmt_lab.releases import KUBERNETES_RELEASES
     config = store.load_json(os.path.join(ctx.cluster_dir, 'config.json'),
                              {})
-    releases = config.get('releases') or packages.KUBERNETES_RELEASES
+    releases = config.get('releases') or KUBERNETES_RELEASES
     upstream = (packages.version_of('kubectl') or '').split('-')[0]
     if upstream in releases.values():
         return upstream

