@@ -74,11 +74,7 @@ kubernetes_opts = [
                     'and kubectl from pkgs.k8s.io are pinned to it).'),
     cfg.StrOpt('apt_repository_url',
                help='Base URL of the Kubernetes apt repository (a mirror '
-                    'for sites without internet). "{minor}" in it is '
-                    'replaced by the cluster\'s Kubernetes minor (e.g. '
-                    'https://mirror.example/k8s/v{minor}/deb/), for a '
-                    'site that keeps one repository per minor as '
-                    'pkgs.k8s.io does. Default: '
+                    'for sites without internet). Default: '
                     'https://pkgs.k8s.io/core:/stable:/v<version>/deb/'),
     cfg.StrOpt('apt_key_url',
                help='URL of the repository signing key. Default: '

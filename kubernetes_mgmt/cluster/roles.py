@@ -48,10 +48,7 @@ def prepare(plan: ClusterPlan, node: Node) -> Config:
     return {
         **_base(node),
         'K8S_VERSION': plan.kubernetes_version,
-        # A site may keep one repository per minor, as pkgs.k8s.io does.
-        'K8S_APT_REPO': conf.apt_repository_url.replace(
-            '{minor}', plan.kubernetes_version)
-        if conf.apt_repository_url else None,
+        'K8S_APT_REPO': conf.apt_repository_url,
         'K8S_APT_KEY_URL': conf.apt_key_url,
         'HTTP_PROXY': proxy.http_proxy if proxy else None,
         'HTTPS_PROXY': proxy.https_proxy if proxy else None,

@@ -391,15 +391,3 @@ def test_the_plan_is_checked_whole_naming_role_key_and_nodes(
                  'DEADLINE'):
         assert line in message
     assert 'Mirror.Example' not in message
-
-
-def test_the_apt_repository_may_name_the_clusters_minor(
-        package, options, cluster_params, topology_of):
-    """A site with one repository per minor (as pkgs.k8s.io) writes
-    {minor} in apt_repository_url; each node gets its cluster's."""
-    options(apt_repository_url='http://mirror.example/k8s/v{minor}/deb/')
-    plan = build_plan('inst-1', cluster_params, topology_of(), package)
-    config = roles.prepare(plan, plan.nodes[0])
-    assert config['K8S_APT_REPO'] == \
-        f'http://mirror.example/k8s/v{plan.kubernetes_version}/deb/'
-    roles.check_plan(plan)
