@@ -111,6 +111,12 @@ def _server_version(host) -> str:
         return json.load(resp)['gitVersion']
 
 
+def _apiserver_pid(host) -> str:
+    with open(host.path('/run/klab/kube-apiserver.pid'),
+              encoding='utf-8') as f:
+        return f.read().strip()
+
+
 def _kubelet_versions(host) -> dict[str, str]:
     nodes = json.loads(host.kubectl('get', 'nodes', '-o', 'json').stdout)
     return {n['metadata']['name']: n['status']['nodeInfo']['kubeletVersion']
@@ -243,13 +249,13 @@ def test_apply_then_kubelet_upgrade_and_restart(lab):
     version = json.loads(m0.kubectl('version', '-o', 'json').stdout)
     assert version['serverVersion']['gitVersion'] == NEW
     assert version['clientVersion']['gitVersion'] == NEW
-    # Applying again without renewal leaves the certificates alone.
-    with open(apiserver_crt, 'rb') as f:
-        renewed = f.read()
-    m0.run('kubeadm', 'upgrade', 'apply', NEW, '-y',
-           '--certificate-renewal=false', check=True)
-    with open(apiserver_crt, 'rb') as f:
-        assert f.read() == renewed
+    # Applying again (a retry) leaves an upgraded control plane alone.
+    pid = _apiserver_pid(m0)
+    again = m0.run('kubeadm', 'upgrade', 'apply', NEW, '-y',
+                   check=True).stdout
+    assert 'Current and new manifests of kube-apiserver are equal, ' \
+        'skipping upgrade' in again
+    assert _apiserver_pid(m0) == pid
     # The worker: kubeadm upgrade node touches only its kubelet config.
     _kubeadm_to(w0, '1.37')
     node = w0.run('kubeadm', 'upgrade', 'node', check=True).stdout
@@ -295,10 +301,16 @@ def test_upgrade_node_brings_another_master_to_the_cluster_version(lab):
     failed = m1.run('kubeadm', 'upgrade', 'node')
     assert failed.returncode == 1 and 'node fault' in failed.stderr
     assert _server_version(m1) == OLD and _manifest_images(m1) == {OLD}
-    done = m1.run('kubeadm', 'upgrade', 'node', check=True).stdout
+    m1_crt = m1.path('/etc/kubernetes/pki/apiserver.crt')
+    with open(m1_crt, 'rb') as f:
+        before = f.read()
+    done = m1.run('kubeadm', 'upgrade', 'node',
+                  '--certificate-renewal=false', check=True).stdout
     assert 'control plane instance for this node was successfully ' \
         'upgraded' in done
     assert _server_version(m1) == NEW and _manifest_images(m1) == {NEW}
+    with open(m1_crt, 'rb') as f:
+        assert f.read() == before       # not renewed, as asked
     proxy = json.loads(m0.kubectl('-n', 'kube-system', 'get', 'daemonset',
                                   'kube-proxy', '-o', 'json').stdout)
     assert proxy['spec']['template']['spec']['containers'][0]['image'] == \

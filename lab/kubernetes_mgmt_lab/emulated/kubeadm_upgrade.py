@@ -250,18 +250,37 @@ def _record_node(ctx: Context, version: str) -> None:
                 cluster.put(state, pod)
 
 
+def _current_image(component: str) -> str | None:
+    try:
+        with open(host_path(_manifest(component)), encoding='utf-8') as f:
+            return yamlio.load(f)['spec']['containers'][0]['image']
+    except (OSError, KeyError, IndexError, TypeError):
+        return None
+
+
 def upgrade_static_pods(ctx: Context, old: str, new: str,
                         renew: bool) -> None:
     """Move this master's control plane from ``old`` to ``new``, one
-    component at a time; on any failure put every manifest and the API
-    server back on ``old`` and fail as kubeadm does."""
+    component at a time (one already there is left alone, as kubeadm
+    skips equal manifests: a retry finishes what a run began); on any
+    failure put every manifest and the API server back on ``old`` and
+    fail as kubeadm does."""
+    changing = [c for c in common.COMPONENTS
+                if _current_image(c) != _image(c, new)]
+    for comp in common.COMPONENTS:
+        if comp not in changing:
+            ctx.out(f'[upgrade/staticpods] Current and new manifests of '
+                    f'{comp} are equal, skipping upgrade')
+    if not changing:
+        _record_node(ctx, new)
+        return
     backup = _backup_manifests()
     address, port = _apiserver_endpoint(ctx)
     try:
         if renew:
             for line in kubeadm_certs.renew_all(ctx):
                 ctx.out(f'[upgrade/staticpods] {line}')
-        for comp in common.COMPONENTS:
+        for comp in changing:
             ctx.out(f'[upgrade/staticpods] Preparing for "{comp}" upgrade')
             _write_manifest(comp, new)
             if comp == 'kube-apiserver':
