@@ -9,7 +9,9 @@ import time
 from kubernetes_mgmt_lab import pki
 from kubernetes_mgmt_lab.emulated import (
     cluster,
+    kubeadm_clusterconfig,
     kubeconfig,
+    labclock,
     objects,
     packages,
     store,
@@ -238,7 +240,7 @@ def run_init(ctx: Context, opts: Parsed) -> int:
     _refuse_second_cluster(ctx)
     shared = os.path.join(ctx.cluster_dir, 'pki')
     shutil.rmtree(shared, ignore_errors=True)
-    pki.create_cluster_pki(shared)
+    pki.create_cluster_pki(shared, now=labclock.now(ctx))
     endpoint_host, _ = kconf.split_endpoint(_endpoint(s))
     common.install_pki(ctx, True, s.node_name, s.advertise_address,
                        endpoint_host, s.service_subnet, s.cert_sans)
@@ -251,7 +253,7 @@ def run_init(ctx: Context, opts: Parsed) -> int:
     ctx.out('[kubeconfig] Writing "admin.conf" kubeconfig file')
     checkpoint(ctx, 'kubeconfig')
     common.start_apiserver(ctx, s.advertise_address, s.bind_port, version)
-    units.set_active(ctx, 'kubelet', True)
+    units.set_active(ctx, 'kubelet', True, restarted=True)
     _wait_endpoint(ctx, s)
     ca = common.ca_pem(ctx)
     kubelet = packages.kube_version('kubelet', ctx.config.kubernetes_version)
@@ -263,6 +265,7 @@ def run_init(ctx: Context, opts: Parsed) -> int:
         cert_key = tokens.set_certificate_key(
             state['cluster'], s.certificate_key) if s.upload_certs else None
         _addons(state, s, version, ctx.config.demo_replicas)
+        kubeadm_clusterconfig.put(state)
         cluster.reconcile(state)
     if cert_key:
         ctx.out('[upload-certs] Storing the certificates in Secret '

@@ -202,7 +202,7 @@ def run_join(ctx: Context, opts: Parsed) -> int:
         _etcd_member_checkpoint(ctx, s)
         common.start_apiserver(ctx, s.advertise_address, s.bind_port,
                                version)
-    units.set_active(ctx, 'kubelet', True)
+    units.set_active(ctx, 'kubelet', True, restarted=True)
     with store.mutate(ctx.cluster_dir) as state:
         if s.control_plane:
             register_control_plane(state, ctx, s.node_name,
