@@ -209,14 +209,14 @@ def assert_renewed_one_master_at_a_time(lab, since: int) -> None:
         argv = entry['argv']
         if argv[:4] == ['kubeadm', 'certs', 'renew', 'all']:
             order.append((entry['host'], 'renew'))
-        elif argv[0] == 'kubectl' and '/readyz' in argv:
+        elif argv[0] == 'kubectl' and '/readyz' in argv and '--server' in argv:
             order.append((entry['host'], 'serving?'))
     renewing = [h for h, what in order if what == 'renew']
     assert sorted(renewing) == sorted(m.name for m in masters(lab)), order
     for earlier, later in itertools.pairwise(renewing):
-        asked = [i for i, (h, w) in enumerate(order)
-                 if h == earlier and w == 'serving?']
-        assert asked and max(asked) < order.index((later, 'renew')), order
+        between = order[order.index((earlier, 'renew')):
+                        order.index((later, 'renew'))]
+        assert (earlier, 'serving?') in between, order
 
 
 # -- scale ------------------------------------------------------------------
