@@ -125,6 +125,24 @@ kubernetes_opts = [
                      'clusters (never 6443, which kube-apiserver uses).'),
 ]
 
+# The control plane's certificates (kubeadm issues them for one year).
+certificate_opts = [
+    cfg.IntOpt('cert_renew_days', default=30, min=1, max=364,
+               help='Every operation that reaches the cluster reads the '
+                    'expiry of the control plane\'s certificates on each '
+                    'master (kubeadm certs check-expiration); when fewer '
+                    'than this many days remain on any certificate '
+                    'kubeadm manages, on any master, they are renewed on '
+                    'every master, one master at a time (kubeadm certs '
+                    'renew all, then its control-plane pods restarted). '
+                    'Exactly this many days left is not yet due.'),
+    cfg.IntOpt('control_plane_restart_timeout', default=300, min=1,
+               help='Seconds each stage of restarting a master\'s '
+                    'control-plane pods after a certificate renewal may '
+                    'take: the old containers stopped, new ones running, '
+                    'the API server serving through that master again.'),
+]
+
 # Seams: each names an entry point of its group (kubernetes_mgmt.seams);
 # the product provides "tacker", other distributions (the lab) add theirs.
 tacker_opts = [
@@ -197,8 +215,8 @@ cnf_opts = [
                help='Seconds one request to the Kubernetes API may take.'),
 ]
 
-_ALL = (ssh_opts, orchestration_opts, kubernetes_opts, tacker_opts,
-        state_opts)
+_ALL = (ssh_opts, orchestration_opts, kubernetes_opts,
+        certificate_opts, tacker_opts, state_opts)
 
 
 def register_opts(conf: cfg.ConfigOpts = cfg.CONF) -> None:

@@ -1,9 +1,21 @@
-"""``crictl`` stand-in: version, info, ps, pods, images, pull, rmi."""
+"""``crictl`` stand-in: version, info, ps, pods, images, pull, rmi.
+
+``ps -o json`` lists the control-plane containers of a master's static
+pods (``static_pods``: the kubelet's sync happens then), filtered by
+``--name`` (a regular expression) and ``--state``, as crictl does."""
 from __future__ import annotations
 
 import json
+import re
 
-from kubernetes_mgmt_lab.emulated import cluster, flags, runner, store, units
+from kubernetes_mgmt_lab.emulated import (
+    cluster,
+    flags,
+    runner,
+    static_pods,
+    store,
+    units,
+)
 from kubernetes_mgmt_lab.emulated.flags import Flag
 from kubernetes_mgmt_lab.emulated.runner import CommandError, Context
 
@@ -13,7 +25,7 @@ FLAGS = [Flag('runtime-endpoint', short='r'), Flag('image-endpoint',
          Flag('config', short='c'), Flag('output', short='o'),
          Flag('all', value=False, short='a'), Flag('quiet', value=False,
                                                    short='q'),
-         Flag('name'), Flag('namespace')]
+         Flag('name'), Flag('namespace'), Flag('state')]
 
 
 def _my_pods(ctx: Context) -> list[dict]:
@@ -21,6 +33,19 @@ def _my_pods(ctx: Context) -> list[dict]:
     hosts = state.get('node_hosts', {})
     return [p for p in cluster.objects_of(state, 'Pod')
             if hosts.get(p['spec'].get('nodeName')) == ctx.host.name]
+
+
+def _containers(ctx: Context, opts) -> list[dict]:
+    name, state = opts.get('name'), opts.get('state')
+    if state and state.lower() not in ('running', 'container_running'):
+        return []       # every container the lab knows runs
+    try:
+        pattern = re.compile(name) if name else None
+    except re.error as e:
+        raise CommandError(f'crictl: invalid --name {name!r}: {e}',
+                           1) from None
+    return [c for c in static_pods.containers(ctx)
+            if pattern is None or pattern.search(c['metadata']['name'])]
 
 
 def main(ctx: Context, args: list[str]) -> int:
@@ -41,6 +66,9 @@ def main(ctx: Context, args: list[str]) -> int:
     if words[:1] == ['info']:
         ctx.out(json.dumps({'status': {'conditions': [
             {'type': 'RuntimeReady', 'status': True}]}}, indent=2))
+    elif words[:1] == ['ps'] and opts.get('output') == 'json':
+        ctx.out(json.dumps({'containers': _containers(ctx, opts)},
+                           indent=2))
     elif words[:1] in (['ps'], ['pods']):
         for pod in _my_pods(ctx):
             ctx.out(f'{pod["metadata"]["uid"][:13]}  '
