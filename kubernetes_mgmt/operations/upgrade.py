@@ -40,6 +40,7 @@ from kubernetes_mgmt.params import versions
 from kubernetes_mgmt.params.upgrade_request import UpgradeOptions
 from kubernetes_mgmt.params.versions import Minor
 from kubernetes_mgmt.state.instance_state import DriverState
+from kubernetes_mgmt.steps.certificates import certificates
 from kubernetes_mgmt.steps.cluster_setup import ClusterSetup
 from kubernetes_mgmt.steps.upgrade_actions import Upgrade
 
@@ -81,13 +82,18 @@ def upgrade(request: OperationRequest, store: InstanceStore, target: str,
              'worker(s) at once', op.who, plan.kubernetes_version, minor,
              len(plan.masters), len(plan.workers), options.max_unavailable)
     with op.setup(plan) as setup:
-        op.run(upgrade_graph(op, Upgrade(setup, minor, options)))
+        op.run(upgrade_graph(op, Upgrade(setup, minor, options),
+                             renew=str(minor) == plan.kubernetes_version))
     return op.finish()
 
 
-def upgrade_graph(op: OperationContext, work: Upgrade) -> Graph:
+def upgrade_graph(op: OperationContext, work: Upgrade,
+                  renew: bool = False) -> Graph:
     """Survey (refusals before any change); each batch's nodes after the
-    whole previous batch; then the record and the metadata."""
+    whole previous batch; then the certificates (``renew``: on every
+    master, the package naming the cluster's own minor: renewal on
+    demand; else kubeadm renewed them as it upgraded), the record and
+    the metadata."""
     setup, graph = work.setup, Graph(op.operation)
     plan = setup.plan
     master = op.choose_master(graph, setup)
@@ -107,9 +113,11 @@ def upgrade_graph(op: OperationContext, work: Upgrade) -> Graph:
             why=f'the node runs {work.target}, Ready and schedulable')
             for node in batch.nodes]
         upgraded += previous
+    after = certificates(graph, setup, plan.masters, master, upgraded,
+                         state=op.state, requested=renew)
     graph.add('record version', CLUSTER,
-              lambda g: _record(op, work, master.of(g)),
-              needs=[*upgraded, *master.needs])
+              lambda g: _record(op, work, after.of(g)),
+              needs=[*upgraded, *after.needs])
     return graph
 
 
