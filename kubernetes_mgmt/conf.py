@@ -79,10 +79,15 @@ kubernetes_opts = [
                     'and kubectl from pkgs.k8s.io are pinned to it).'),
     cfg.StrOpt('apt_repository_url',
                help='Base URL of the Kubernetes apt repository (a mirror '
-                    'for sites without internet). Default: '
-                    'https://pkgs.k8s.io/core:/stable:/v<version>/deb/'),
+                    'for sites without internet). "{minor}" in it is '
+                    'replaced by the minor version a node installs (e.g. '
+                    '1.37): each minor has its own repository, as on '
+                    'pkgs.k8s.io, and an upgrade moves the nodes to the '
+                    'next one. Default: '
+                    'https://pkgs.k8s.io/core:/stable:/v{minor}/deb/'),
     cfg.StrOpt('apt_key_url',
-               help='URL of the repository signing key. Default: '
+               help='URL of the repository signing key ("{minor}" as in '
+                    'apt_repository_url). Default: '
                     '<apt_repository_url>Release.key'),
     cfg.StrOpt('image_repository',
                help='Registry that holds the control-plane images '
@@ -123,6 +128,24 @@ kubernetes_opts = [
     cfg.PortOpt('lb_port', default=16443,
                 help='Port HAProxy listens on for the API server in HA '
                      'clusters (never 6443, which kube-apiserver uses).'),
+]
+
+# The control plane's certificates (kubeadm issues them for one year).
+certificate_opts = [
+    cfg.IntOpt('cert_renew_days', default=30, min=1, max=364,
+               help='Every operation that reaches the cluster reads the '
+                    'expiry of the control plane\'s certificates on each '
+                    'master (kubeadm certs check-expiration); when fewer '
+                    'than this many days remain on any certificate '
+                    'kubeadm manages, on any master, they are renewed on '
+                    'every master, one master at a time (kubeadm certs '
+                    'renew all, then its control-plane pods restarted). '
+                    'Exactly this many days left is not yet due.'),
+    cfg.IntOpt('control_plane_restart_timeout', default=300, min=1,
+               help='Seconds each stage of restarting a master\'s '
+                    'control-plane pods after a certificate renewal may '
+                    'take: the old containers stopped, new ones running, '
+                    'the API server serving through that master again.'),
 ]
 
 # Seams: each names an entry point of its group (kubernetes_mgmt.seams);
@@ -197,8 +220,8 @@ cnf_opts = [
                help='Seconds one request to the Kubernetes API may take.'),
 ]
 
-_ALL = (ssh_opts, orchestration_opts, kubernetes_opts, tacker_opts,
-        state_opts)
+_ALL = (ssh_opts, orchestration_opts, kubernetes_opts,
+        certificate_opts, tacker_opts, state_opts)
 
 
 def register_opts(conf: cfg.ConfigOpts = cfg.CONF) -> None:

@@ -4,7 +4,7 @@
 # Usage: install_k8s_cluster.sh ROLE CONFIG
 #        install_k8s_cluster.sh --contract-version   (prints CONTRACT_VERSION)
 #   ROLE    prepare | lb | init | join-master | join-worker | refresh-join |
-#           hosts | storage | status | reset
+#           hosts | storage | status | reset | upgrade
 #   CONFIG  file of KEY=VALUE lines ("-": stdin). Blank lines and "#"
 #           comments are allowed. Nothing is evaluated: every value must
 #           match a strict pattern, unknown keys and keys another role uses
@@ -51,6 +51,15 @@
 #                the directories are exported with EXPORT_OPTIONS below.
 #   status       read-only: prints this node's facts (see role_status)
 #   reset        kubeadm reset -f: undoes a half-finished init or join
+#   upgrade      K8S_VERSION* (the minor to move to: one above the node's),
+#                UPGRADE* (apply: "kubeadm upgrade apply", on the first
+#                master upgraded; node: "kubeadm upgrade node", on every
+#                other node), K8S_APT_REPO, K8S_APT_KEY_URL, HTTP_PROXY,
+#                HTTPS_PROXY, NO_PROXY. The driver drains the node first.
+#                In kubeadm's order: the new minor's repository, kubeadm,
+#                kubeadm upgrade, kubelet and kubectl, kubelet restart.
+#                Prints KUBERNETES_VERSION=vX.Y.Z (the version kubeadm
+#                upgraded to).
 # Every role but status records its completion as its last step, in
 # $STATE_DIR/done/ROLE ("CONTRACT_VERSION=N"); "kubeadm init"/"kubeadm join"
 # are recorded (done/kubeadm-init, done/kubeadm-join) when they exit 0.
@@ -77,8 +86,8 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # incompatible change; 2: prepare takes IMAGE_REPOSITORY and prints
 # SANDBOX_IMAGE, init requires CNI_SHA256; 3: status and reset roles,
 # completion records, refresh-join applies the CNI, storage's VOLUMES
-# items are "ID GIB DEVICE MOUNT".
-readonly CONTRACT_VERSION=3
+# items are "ID GIB DEVICE MOUNT"; 4: upgrade role.
+readonly CONTRACT_VERSION=4
 
 readonly STATE_DIR=/var/lib/kubernetes-mgmt
 readonly ADMIN_CONF=/etc/kubernetes/admin.conf
@@ -368,6 +377,7 @@ declare -A KEY_TYPE=(
     [NFS_CLIENT]=flag
     [VOLUMES]=volumes
     [EXPORTS]=exports
+    [UPGRADE]=upgrade
 )
 declare -A REQUIRED=(
     [prepare]='K8S_VERSION'
@@ -380,6 +390,7 @@ declare -A REQUIRED=(
     [storage]='VOLUMES EXPORTS'
     [status]=''
     [reset]=''
+    [upgrade]='K8S_VERSION UPGRADE'
 )
 declare -A OPTIONAL=(
     [prepare]='K8S_APT_REPO K8S_APT_KEY_URL REGISTRY_MIRRORS HOSTS HTTP_PROXY HTTPS_PROXY NO_PROXY NFS_CLIENT IMAGE_REPOSITORY'
@@ -392,6 +403,7 @@ declare -A OPTIONAL=(
     [storage]='HTTP_PROXY HTTPS_PROXY NO_PROXY'
     [status]=''
     [reset]=''
+    [upgrade]='K8S_APT_REPO K8S_APT_KEY_URL HTTP_PROXY HTTPS_PROXY NO_PROXY'
 )
 declare -A HINT=(
     [name]='a lowercase DNS name ([a-z0-9.-])'
@@ -401,6 +413,7 @@ declare -A HINT=(
     [certkey]='64 lowercase hex digits'
     [cahash]='sha256:<64 hex digits>'
     [sha256]='64 lowercase hex digits'
+    [upgrade]='apply or node'
     [volumes]='"VOLUME-ID GIB /dev/DEVICE /MOUNT/POINT;..."'
     [exports]='"/DIR IP-OR-CIDR;..."'
 )
@@ -489,6 +502,7 @@ valid() {
         manifest) [[ $v =~ $URL_RE || ( $v =~ ^/[A-Za-z0-9._/-]+$ && $v != *..* ) ]] ;;
         sha256) [[ $v =~ ^[a-f0-9]{64}$ ]] ;;
         flag) [[ $v == 0 || $v == 1 ]] ;;
+        upgrade) [[ $v == apply || $v == node ]] ;;
         volumes) each_volume "$v" ;;
         exports) each_pair "$v" is_abs_path is_client ;;
         *) return 1 ;;
@@ -726,7 +740,8 @@ install_packages() {
     if (( nfs )) && ! pkg_installed nfs-common; then missing+=(nfs-common); fi
     if (( SOURCES_CHANGED )) || (( ${#missing[@]} )); then apt_get update; fi
     if (( ${#missing[@]} )); then
-        apt_get --allow-change-held-packages install "${missing[@]}"
+        # Downgrades too: a rolled-back upgrade moves kubeadm back.
+        apt_get --allow-change-held-packages --allow-downgrades install "${missing[@]}"
         read_pkg_versions kubelet kubeadm kubectl nfs-common
     fi
     for p in kubelet kubeadm kubectl; do
@@ -1536,6 +1551,55 @@ role_reset() {
         "$STATE_DIR/cni-applied.yaml"
 }
 
+# ------------------------------------------------------------------ upgrade
+# upgrade_packages MINOR PACKAGE...: each PACKAGE at the newest MINOR.x the
+# repository has, held there; nothing is fetched when all already are.
+upgrade_packages() {
+    local minor=$1 p want=()
+    shift
+    step "$* $minor"
+    read_pkg_versions "$@"
+    for p in "$@"; do pkg_installed "$p" "$minor." || want+=("$p=$minor.*"); done
+    if (( ${#want[@]} )); then
+        apt_get update
+        apt_get --allow-change-held-packages install "${want[@]}"
+        read_pkg_versions "$@"
+    fi
+    for p in "$@"; do
+        pkg_installed "$p" "$minor." || die "$p $minor.x is not installable from the repository"
+    done
+    apt-mark hold "$@" >/dev/null
+}
+
+# The node's own part of an in-place upgrade to the minor K8S_VERSION, in
+# kubeadm's order; the driver drained the node first. Packages already at
+# the new minor are kept, and kubeadm leaves unchanged static pods alone,
+# so a retry finishes what an interrupted run began. A failed "kubeadm
+# upgrade" rolls its static pods back: the node's control plane stays on
+# its old version, and so does its kubelet (upgraded after kubeadm only).
+role_upgrade() {
+    local minor=${CFG[K8S_VERSION]} target
+    need_cmd curl gpg kubeadm
+    APT_CHANGED=0
+    setup_apt_repo
+    upgrade_packages "$minor" kubeadm
+    target=$(kubeadm version -o short)
+    [[ $target == "v$minor."* ]] || die "kubeadm reports $target after its upgrade to $minor"
+    step "kubeadm upgrade ${CFG[UPGRADE]} $target"
+    if [[ ${CFG[UPGRADE]} == apply ]]; then
+        kubeadm upgrade apply --yes "$target"
+    else
+        kubeadm upgrade node
+    fi
+    upgrade_packages "$minor" kubelet kubectl
+    step 'kubelet restart'
+    # Always: a run that upgraded the package may have stopped before.
+    systemctl daemon-reload
+    systemctl restart kubelet
+    wait_for 'kubelet to be active' systemctl is-active --quiet kubelet
+    printf 'KUBERNETES_VERSION=%s\n' "$target" >&3
+}
+
 # --------------------------------------------------------------------- main
 main() {
     exec 3>&1 1>&2      # stdout carries results only (fd 3)
@@ -1545,8 +1609,8 @@ main() {
     fi
     (( $# == 2 )) || die 'usage: install_k8s_cluster.sh ROLE CONFIG'
     case $1 in
-        prepare | lb | init | join-master | join-worker | refresh-join | hosts | storage | status | reset) ROLE=$1 ;;
-        *) die 'unknown role: prepare, lb, init, join-master, join-worker, refresh-join, hosts, storage, status or reset' ;;
+        prepare | lb | init | join-master | join-worker | refresh-join | hosts | storage | status | reset | upgrade) ROLE=$1 ;;
+        *) die 'unknown role: prepare, lb, init, join-master, join-worker, refresh-join, hosts, storage, status, reset or upgrade' ;;
     esac
     STEP=config
     read_config "$2"
@@ -1570,6 +1634,7 @@ main() {
         storage) role_storage ;;
         status) role_status ;;
         reset) role_reset ;;
+        upgrade) role_upgrade ;;
     esac
     STEP=finish
     if [[ $ROLE != status && $ROLE != reset ]]; then record_done; fi

@@ -67,6 +67,15 @@ def _register_build(sub: Any) -> None:
                             'VNFD and in the VNF node type\'s default and '
                             'valid_values, which must all agree (default: '
                             'the id the templates have)')
+    build.add_argument('--kubernetes-version', metavar='MINOR',
+                       help='the Kubernetes minor the package\'s clusters '
+                            'install, e.g. 1.37 (a cluster package only): '
+                            'set as the VNF\'s software_version in the top '
+                            'VNFD and in the VNF node type\'s default and '
+                            'valid_values. A change-vnfpkg to a package '
+                            'naming the next minor upgrades a cluster '
+                            '(default: the software_version the templates '
+                            'have)')
     build.add_argument('--sol001-dir', type=Path, metavar='DIR',
                        help='where the ETSI SOL001 type files are: a '
                             'directory with etsi_nfv_sol001_common_types.'
@@ -132,6 +141,7 @@ def _build(args: argparse.Namespace) -> int:
                            image=args.image, sol001_dir=args.sol001_dir,
                            fetch_sol001=args.fetch_sol001,
                            descriptor_id=args.descriptor_id,
+                           kubernetes_version=args.kubernetes_version,
                            source=args.source, cnf=args.cnf, v2=args.v2)
     try:
         report = build(options)

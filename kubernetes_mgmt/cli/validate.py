@@ -221,11 +221,21 @@ def summary(file_name: str, body: dict, params: model.ClusterParams,
         f'  worker group:    {_group(worker)}',
         f'  pod CIDR:        {master.pod_cidr}',
         f'  service CIDR:    {master.cluster_cidr}',
+        f'  Kubernetes:      {_kubernetes(params.kubernetes_version)}',
         f'  proxy:           {_proxy(params.proxy)}',
         f'  storage server:  {_storage(params.storage_server)}',
         f'  PVs to register: {len(params.pv_registrations)}',
     ]
     return '\n'.join(lines)
+
+
+def _kubernetes(requested: str | None) -> str:
+    # The package is not at hand here: package verify --request compares.
+    if requested:
+        return (f'{requested} (the request\'s: a VNF package naming '
+                'another minor in its software_version refuses it)')
+    return ('not set: the VNF package\'s software_version when it is a '
+            'minor, else [kubernetes_mgmt] kubernetes_version')
 
 
 def _group(node: model.NodeGroupParams) -> str:

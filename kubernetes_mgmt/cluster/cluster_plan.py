@@ -1,7 +1,10 @@
 """Everything an operation needs to know about the cluster, computed once
-from the request, the Heat topology and the configuration - or, once the
-cluster exists, from its record (``state.cluster_record``): what it was built
-with wins over today's configuration."""
+from the request, the VNF package, the Heat topology and the configuration
+- or, once the cluster exists, from its record (``state.cluster_record``):
+what it was built with wins over today's configuration. The Kubernetes
+minor of a new cluster is the request's, else the package's (its VNF's
+software_version, when that is a minor), else the configuration's; a
+request naming another minor than its package's is refused."""
 from __future__ import annotations
 
 import dataclasses
@@ -15,9 +18,14 @@ from kubernetes_mgmt.cluster.naming import node_name
 from kubernetes_mgmt.cluster.proxy import no_proxy
 from kubernetes_mgmt.cluster.script import CONTRACT_VERSION, check_contract
 from kubernetes_mgmt.conf import CONF
-from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
 from kubernetes_mgmt.params.cluster_params import ClusterParams
 from kubernetes_mgmt.params.package_file import package_file
+from kubernetes_mgmt.params.package_version import (
+    TOSCA_META,
+    package_software_version,
+)
+from kubernetes_mgmt.params.versions import chosen_minor, package_problem
 from kubernetes_mgmt.remote.ssh import Endpoint
 from kubernetes_mgmt.state.cluster_record import ClusterRecord
 from kubernetes_mgmt.storage.pv_manifests import PvManifest, load_pv_manifests
@@ -159,11 +167,14 @@ class _Choices:
     image_repository: str
 
     @classmethod
-    def today(cls, instance_id: str, params: ClusterParams) -> _Choices:
+    def today(cls, instance_id: str, params: ClusterParams,
+              software_version: str | None = None) -> _Choices:
+        """``software_version``: the VNF package's (a minor or not)."""
         conf = CONF.kubernetes_mgmt
         return cls(
-            kubernetes_version=params.kubernetes_version
-            or conf.kubernetes_version,
+            kubernetes_version=chosen_minor(params.kubernetes_version,
+                                            software_version,
+                                            conf.kubernetes_version),
             lb_port=params.master.lb_port or conf.lb_port,
             vrrp_router_id=params.master.virtual_router_id
             or derived_router_id(instance_id),
@@ -210,7 +221,12 @@ def build_plan(instance_id: str, params: ClusterParams, topology: Topology,
     # Before anything touches a VM: a script of another plugin version
     # would misread the keys this driver sends.
     check_contract(script, f'{params.script_path} of the VNF package')
-    choices = _Choices.today(instance_id, params)
+    # A cluster with a record keeps its minor whatever the package says.
+    software_version = None if record else _package_version(package_root)
+    problem = package_problem(params.kubernetes_version, software_version)
+    if problem:
+        raise ValidationError([problem])
+    choices = _Choices.today(instance_id, params, software_version)
     if record is not None:
         choices = choices.following(record, instance_id, topology.is_ha)
     cluster_ips = [topology.cluster_ip]
@@ -248,6 +264,14 @@ def build_plan(instance_id: str, params: ClusterParams, topology: Topology,
         if choices.image_repository == DEFAULT_IMAGE_REPOSITORY
         else choices.image_repository,
     )
+
+
+def _package_version(package_root: Path) -> str | None:
+    """The package's software_version; None for a tree without a
+    TOSCA.meta (not an onboarded package: it has no VNFD to read)."""
+    if not (package_root / TOSCA_META).is_file():
+        return None
+    return package_software_version(package_root)
 
 
 def derived_router_id(instance_id: str) -> int:

@@ -28,8 +28,8 @@ from kubernetes_mgmt.errors import MgmtDriverError
 # incompatibly (2: sandbox image and CNI checksum keys, SANDBOX_IMAGE
 # output of prepare; 3: status and reset roles, completion records,
 # refresh-join applies the CNI, storage volumes named by Cinder id and
-# size).
-CONTRACT_VERSION = 3
+# size; 4: upgrade role).
+CONTRACT_VERSION = 4
 
 Value = str | int | None
 
@@ -189,6 +189,7 @@ _TYPES = (
     KeyType('manifest', _is_manifest),
     KeyType('sha256', _re('[a-f0-9]{64}'), '64 lowercase hex digits'),
     KeyType('flag', lambda v: v in ('0', '1')),
+    KeyType('upgrade', lambda v: v in ('apply', 'node'), 'apply or node'),
     KeyType('volumes', _each(';', _is_volume),
             '"VOLUME-ID GIB /dev/DEVICE /MOUNT/POINT;..."'),
     KeyType('exports', _each(';', _is_export), '"/DIR IP-OR-CIDR;..."'),
@@ -212,7 +213,7 @@ KEY_TYPES: dict[str, str] = {
     'BOOTSTRAP_TOKEN': 'token', 'CERTIFICATE_KEY': 'certkey',
     'CA_CERT_HASH': 'cahash', 'IMAGE_REPOSITORY': 'imagerepo', 'CNI': 'cni',
     'CNI_MANIFEST': 'manifest', 'CNI_SHA256': 'sha256', 'NFS_CLIENT': 'flag',
-    'VOLUMES': 'volumes', 'EXPORTS': 'exports',
+    'VOLUMES': 'volumes', 'EXPORTS': 'exports', 'UPGRADE': 'upgrade',
 }
 
 
@@ -263,6 +264,8 @@ _ROLES = (
               optional=_PROXY_KEYS),
     RoleInput('status'),
     RoleInput('reset'),
+    RoleInput('upgrade', required=('K8S_VERSION', 'UPGRADE'),
+              optional=('K8S_APT_REPO', 'K8S_APT_KEY_URL', *_PROXY_KEYS)),
 )
 ROLES: dict[str, RoleInput] = {r.role: r for r in _ROLES}
 

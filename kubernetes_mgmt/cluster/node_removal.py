@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.cluster.conditions import is_ready
+from kubernetes_mgmt.cluster.disruption import blocking_budgets
 from kubernetes_mgmt.errors import CommandFailed, MgmtDriverError
 from kubernetes_mgmt.remote.kubectl import kubectl
 from kubernetes_mgmt.remote.ssh import SshSession
@@ -60,10 +61,11 @@ def remove_node(session: SshSession, name: str, *,
     if status is None:
         LOG.info('node %s is not registered: nothing to remove', name)
         return False
-    kubectl(session, ['cordon', name], step=f'cordon {name}')
     if status.ready:
-        _drain(session, name, drain_timeout)
+        drain_node(session, name, drain_timeout,
+                   afterwards='The node is cordoned and was not deleted.')
     else:
+        kubectl(session, ['cordon', name], step=f'cordon {name}')
         LOG.warning('node %s is NotReady: cordoned and deleted without a '
                     'drain; its pods are rescheduled elsewhere', name)
     kubectl(session, ['delete', 'node', name, '--ignore-not-found'],
@@ -72,17 +74,34 @@ def remove_node(session: SshSession, name: str, *,
     return True
 
 
-def _drain(session: SshSession, name: str, timeout: int) -> None:
+def drain_node(session: SshSession, name: str, timeout: int, *,
+               afterwards: str, setting: str = '[kubernetes_mgmt] '
+               'drain_timeout') -> None:
+    """Cordon and drain node ``name``: every namespace's pods evicted
+    but DaemonSet pods, emptyDir data allowed to go, PodDisruptionBudgets
+    honoured for up to ``timeout`` seconds. Then DrainFailed names the
+    budgets that still hold pods on the node, and the node stays
+    cordoned (``afterwards`` says what else the operation left as it
+    was; ``setting``: where the timeout is set)."""
+    kubectl(session, ['cordon', name], step=f'cordon {name}')
     try:
         kubectl(session, ['drain', name, '--ignore-daemonsets',
                           '--delete-emptydir-data', f'--timeout={timeout}s'],
                 step=f'drain {name}', timeout=timeout + _DRAIN_GRACE)
     except CommandFailed as exc:
         detail = (exc.stderr.strip() or exc.stdout.strip())[-1500:]
+        budgets = blocking_budgets(session, name)
+        held = ('; held by ' + '; '.join(map(str, budgets))
+                if budgets else '')
         raise DrainFailed(
             f'[{exc.host}] node {name} could not be drained within '
-            f'{timeout} s ([kubernetes_mgmt] drain_timeout): {detail}\n'
-            f'The node is cordoned and was not deleted. A '
-            'PodDisruptionBudget that allows no disruption blocks a '
-            'drain: scale its workload up or relax the budget (or raise '
-            'drain_timeout), then run the operation again.') from None
+            f'{timeout} s ({setting}){held}: {detail}\n'
+            f'{afterwards} A PodDisruptionBudget that allows no '
+            'disruption blocks a drain: scale its workload up or relax '
+            'the budget (or raise the timeout), then run the operation '
+            'again.') from None
+
+
+def uncordon(session: SshSession, name: str) -> None:
+    """Node ``name`` schedulable again (harmless when it already is)."""
+    kubectl(session, ['uncordon', name], step=f'uncordon {name}')

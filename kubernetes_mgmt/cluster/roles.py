@@ -42,17 +42,29 @@ def _base(node: Node) -> Config:
             'DEADLINE': CONF.kubernetes_mgmt.install_timeout}
 
 
-def prepare(plan: ClusterPlan, node: Node) -> Config:
-    conf = CONF.kubernetes_mgmt
-    proxy = plan.params.proxy
+def _for_minor(url: str | None, minor: str) -> str | None:
+    """A configured repository URL for ``minor`` ("{minor}" in it)."""
+    return url.replace('{minor}', minor) if url else None
+
+
+def _packages(plan: ClusterPlan, minor: str) -> Config:
+    """Where a node gets the Kubernetes packages of ``minor``."""
+    conf, proxy = CONF.kubernetes_mgmt, plan.params.proxy
     return {
-        **_base(node),
-        'K8S_VERSION': plan.kubernetes_version,
-        'K8S_APT_REPO': conf.apt_repository_url,
-        'K8S_APT_KEY_URL': conf.apt_key_url,
+        'K8S_VERSION': minor,
+        'K8S_APT_REPO': _for_minor(conf.apt_repository_url, minor),
+        'K8S_APT_KEY_URL': _for_minor(conf.apt_key_url, minor),
         'HTTP_PROXY': proxy.http_proxy if proxy else None,
         'HTTPS_PROXY': proxy.https_proxy if proxy else None,
         'NO_PROXY': plan.no_proxy if proxy else None,
+    }
+
+
+def prepare(plan: ClusterPlan, node: Node) -> Config:
+    conf = CONF.kubernetes_mgmt
+    return {
+        **_base(node),
+        **_packages(plan, plan.kubernetes_version),
         'REGISTRY_MIRRORS': ','.join(conf.registry_mirrors) or None,
         # containerd's sandbox image: <repository>/pause:<kubeadm's tag>.
         'IMAGE_REPOSITORY': plan.sandbox_repository,
@@ -169,6 +181,13 @@ def reset(node: Node) -> Config:
     return _base(node)
 
 
+def upgrade(plan: ClusterPlan, node: Node, minor: str,
+            command: str) -> Config:
+    """``node``'s own part of the upgrade to ``minor`` (``command``:
+    apply on the first master upgraded, node on every other)."""
+    return {**_base(node), **_packages(plan, minor), 'UPGRADE': command}
+
+
 def join(plan: ClusterPlan, node: Node, secrets: JoinSecrets,
          control_plane: bool) -> Config:
     config = {
@@ -199,6 +218,8 @@ def _every_config(plan: ClusterPlan) -> Iterator[tuple[str, Config]]:
         yield 'hosts', hosts(plan, node)
         yield 'status', status(node)
         yield 'reset', reset(node)
+        yield 'upgrade', upgrade(plan, node, plan.kubernetes_version,
+                                 'apply' if node in plan.masters else 'node')
     for rank, node in enumerate(plan.masters):
         if plan.ha:
             yield 'lb', load_balancer(plan, node, rank,

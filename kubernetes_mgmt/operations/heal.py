@@ -34,6 +34,7 @@ from kubernetes_mgmt.operations.context import OperationContext
 from kubernetes_mgmt.operations.request import InstanceStore, OperationRequest
 from kubernetes_mgmt.state.instance_state import DriverState
 from kubernetes_mgmt.steps import declare, storage_actions
+from kubernetes_mgmt.steps.certificates import certificates
 from kubernetes_mgmt.steps.cluster_setup import ClusterSetup
 from kubernetes_mgmt.steps.declare import Master
 from kubernetes_mgmt.topology.hosts import Role
@@ -149,7 +150,9 @@ def heal_start_graph(op: OperationContext, setup: ClusterSetup,
     healing_storage = any(t.role == STORAGE for t in chosen)
     timeout = CONF.kubernetes_mgmt.drain_timeout
 
-    master = op.choose_master(graph, setup, names)
+    master = certificates(graph, setup, _staying(plan, names),
+                          op.choose_master(graph, setup, names),
+                          state=op.state)
 
     def kube(given):
         return setup.session(master.of(given))
@@ -282,9 +285,13 @@ def heal_end_graph(op: OperationContext, setup: ClusterSetup,
     master again, the VIP back on the first master if it was rebuilt,
     labels, and - if an address changed - every other node's
     /etc/hosts. A rebuilt storage server is set up and the PVs
-    registered again."""
+    registered again. The certificates of the masters that stay are
+    read (renewed where due) before anything joins."""
     graph = Graph(op.operation)
-    master = op.choose_master(graph, setup, {n.name for n in nodes})
+    names = {n.name for n in nodes}
+    master = certificates(graph, setup, _staying(setup.plan, names),
+                          op.choose_master(graph, setup, names),
+                          state=op.state)
     if nodes:
         _rejoin(graph, setup, master, nodes, moved, labels)
     if storage_server:
@@ -329,6 +336,11 @@ def _rejoin(graph: Graph, setup: ClusterSetup, master: Master,
         declare.bystander_hosts(graph, setup,
                               [n for n in plan.nodes if n not in nodes],
                               [ready])
+
+
+def _staying(plan: ClusterPlan, names: set[str]) -> list[Node]:
+    """The masters not being healed."""
+    return [m for m in plan.masters if m.name not in names]
 
 
 def _masters_first(nodes: Sequence[Node]) -> list[Node]:

@@ -18,6 +18,7 @@ from kubernetes_mgmt.operations.context import OperationContext
 from kubernetes_mgmt.operations.request import InstanceStore, OperationRequest
 from kubernetes_mgmt.state.instance_state import DriverState
 from kubernetes_mgmt.steps import declare
+from kubernetes_mgmt.steps.certificates import certificates
 from kubernetes_mgmt.steps.cluster_setup import ClusterSetup
 from kubernetes_mgmt.steps.declare import Master
 from kubernetes_mgmt.vim.registration import VimSpec
@@ -60,9 +61,11 @@ def install_graph(operation: str, setup: ClusterSetup,
                   labels: dict[str, dict[str, str]], state: DriverState,
                   register: Register) -> Graph:
     """Every node prepared; in HA the load balancers; the control plane;
-    the joins; then, once every node is Ready, the admin account and the
-    VIM, labels and PersistentVolumes. The storage server is set up
-    beside all of it (it shares no host with the cluster)."""
+    the joins; then, once every node is Ready, the masters' certificates
+    read (and renewed where due, as on every operation), the admin
+    account and the VIM, labels and PersistentVolumes. The storage
+    server is set up beside all of it (it shares no host with the
+    cluster)."""
     plan = setup.plan
     first = Master(node=plan.first_master)
     graph = Graph(operation)
@@ -81,14 +84,16 @@ def install_graph(operation: str, setup: ClusterSetup,
     graph.add('read Kubernetes version', CLUSTER,
               lambda _: _record_patch(state, setup, plan.first_master),
               needs=[ready])
+    certified = certificates(graph, setup, plan.masters, first, [ready],
+                             state=state)
     admin = graph.add('admin account', CLUSTER,
                       lambda _: setup.admin_account(plan.first_master),
-                      needs=[ready])
+                      needs=[ready, *certified.needs])
     graph.add('register VIM', CLUSTER, lambda g: register(g.of(admin)),
               needs=[admin])
-    declare.label_nodes(graph, setup, labels, first, [ready])
+    declare.label_nodes(graph, setup, labels, certified, [ready])
     server = declare.storage_server(graph, setup)
-    declare.register_volumes(graph, setup, first, [ready, server])
+    declare.register_volumes(graph, setup, certified, [ready, server])
     return graph
 
 

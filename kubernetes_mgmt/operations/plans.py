@@ -18,17 +18,27 @@ from kubernetes_mgmt.cluster.placement import node_labels
 from kubernetes_mgmt.engine.graph import Graph
 from kubernetes_mgmt.engine.progress import Progress
 from kubernetes_mgmt.errors import Problem, ValidationError
-from kubernetes_mgmt.operations import heal, install, rebuild, scale, terminate
+from kubernetes_mgmt.operations import (
+    heal,
+    install,
+    rebuild,
+    scale,
+    terminate,
+    upgrade,
+)
 from kubernetes_mgmt.operations.context import OperationContext, plan_only
 from kubernetes_mgmt.operations.request import OperationRequest
 from kubernetes_mgmt.params.cluster_params import ClusterParams
+from kubernetes_mgmt.params.upgrade_request import UpgradeOptions
+from kubernetes_mgmt.params.versions import Minor
 from kubernetes_mgmt.state.instance_state import DriverState
 from kubernetes_mgmt.steps.runtime import PlanOnlyError
+from kubernetes_mgmt.steps.upgrade_actions import Upgrade
 from kubernetes_mgmt.topology.hosts import Role
 from kubernetes_mgmt.vim.registry import SiteVims
 
 OPERATIONS = ('instantiate', 'scale-out', 'scale-in', 'heal',
-              'heal-whole', 'terminate')
+              'heal-whole', 'terminate', 'upgrade')
 
 
 def graphs(operation: str, plan: ClusterPlan,
@@ -45,6 +55,8 @@ def graphs(operation: str, plan: ClusterPlan,
     if operation == 'heal-whole':
         return [rebuild.rebuild_start_graph(store, plan.instance_id, state),
                 _install(rebuild.INSTALL, plan)]
+    if operation == 'upgrade':
+        return [_upgrade(plan)]
     if operation == 'terminate':
         return [terminate.terminate_start_graph(store, plan.instance_id,
                                                 state),
@@ -74,6 +86,15 @@ def _install(operation: str, plan: ClusterPlan) -> Graph:
     return install.install_graph(operation, plan_only(plan, operation),
                                  _labels(plan, plan.nodes), DriverState(),
                                  _never_registers)
+
+
+def _upgrade(plan: ClusterPlan) -> Graph:
+    """To the minor after the plan's, one worker at a time."""
+    op = _context(upgrade.OPERATION, plan)
+    minor = Minor.parse(plan.kubernetes_version)
+    assert minor is not None
+    return upgrade.upgrade_graph(op, Upgrade(
+        plan_only(plan, op.operation), minor.next(), UpgradeOptions()))
 
 
 def _never_registers(_admin: Any) -> None:
@@ -114,6 +135,7 @@ class PlanStore:
         raise PlanOnlyError('this graph only plans: Tacker is not asked')
 
     save = forget = add_vim_connection = remove_vim_connection = _refuse
+    publish = _refuse
 
 
 def cluster_plan(params: ClusterParams, stack_id: str, heat: Any,

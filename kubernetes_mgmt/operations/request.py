@@ -96,3 +96,9 @@ class InstanceStore(Protocol):
 
     def remove_vim_connection(self, vim_id: str) -> None:
         """No VIM connection of the instance names ``vim_id``."""
+
+    def publish(self, values: Mapping[str, str]) -> None:
+        """Facts for operators and monitors (the cluster's version, its
+        certificates' expiry) in the instance's metadata, beside the
+        driver's state: plain strings, read by anyone, trusted by none
+        of the driver's decisions."""

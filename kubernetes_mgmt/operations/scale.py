@@ -29,6 +29,7 @@ from kubernetes_mgmt.operations.request import (
 )
 from kubernetes_mgmt.params.cluster_params import ClusterParams
 from kubernetes_mgmt.steps import declare
+from kubernetes_mgmt.steps.certificates import certificates
 from kubernetes_mgmt.steps.cluster_setup import ClusterSetup
 from kubernetes_mgmt.topology.heat import read_topology
 from kubernetes_mgmt.topology.hosts import Role
@@ -97,11 +98,13 @@ def scale_out_graph(op: OperationContext, setup: ClusterSetup,
                     new: Sequence[Node],
                     labels: dict[str, dict[str, str]]) -> Graph:
     """Each new worker prepared, then joined as soon as it and the join
-    credentials are ready; once all are Ready, labelled and added to the
+    credentials are ready (and the masters' certificates read, renewed
+    where due); once all are Ready, labelled and added to the
     /etc/hosts of the other nodes. Those are bystanders: one that is down
     must not undo the scale-out."""
     graph = Graph(op.operation)
-    master = op.choose_master(graph, setup)
+    master = certificates(graph, setup, setup.plan.masters,
+                          op.choose_master(graph, setup), state=op.state)
     prepared = declare.prepare(graph, setup, new)
     credentials = declare.refresh_join(graph, setup, master)
     joined = declare.joins(graph, setup, new, credentials, master,
@@ -169,9 +172,11 @@ def scale_in_graph(op: OperationContext, setup: ClusterSetup,
                    names_only: Sequence[str]) -> Graph:
     """Every leaving node drained and deleted (in parallel), then
     forgotten, then dropped from the /etc/hosts of the nodes that stay
-    (``setup.plan``). ``names_only``: nodes Heat no longer lists."""
+    (``setup.plan``). ``names_only``: nodes Heat no longer lists. The
+    masters' certificates are read (renewed where due) first."""
     graph = Graph(op.operation)
-    master = op.choose_master(graph, setup)
+    master = certificates(graph, setup, setup.plan.masters,
+                          op.choose_master(graph, setup), state=op.state)
     timeout = CONF.kubernetes_mgmt.drain_timeout
     removed = [graph.add('remove node', where,
                          lambda g, name=name: remove_node(

@@ -79,7 +79,9 @@ class ClusterParams:
     master: MasterParams
     worker: NodeGroupParams
     vim_name: str | None = None
-    kubernetes_version: str | None = None  # default: [kubernetes_mgmt]
+    # Default: the VNF package's software_version when it is a minor,
+    # else [kubernetes_mgmt] kubernetes_version (cluster_plan).
+    kubernetes_version: str | None = None
     proxy: ProxyParams | None = None
     storage_server: StorageServerParams | None = None
     pv_registrations: tuple[PvRegistration, ...] = ()

@@ -11,6 +11,9 @@ from kubernetes_mgmt.errors import Problem
 
 # '1.37', 'v1.37.2', and apt's '1.37.2-1.1' all name the minor 1.37.
 _VERSION = re.compile(r'v?(\d+)\.(\d+)(?:\.\d+)?(?:-[0-9A-Za-z.~+]+)?\Z')
+# A minor written as [kubernetes_mgmt] kubernetes_version and the
+# request's kubernetes_version take it (their own patterns say the same).
+_EXACT_MINOR = re.compile(r'1\.[0-9]{2,3}\Z')
 
 
 @dataclass(frozen=True, order=True)
@@ -26,6 +29,16 @@ class Minor:
         found = _VERSION.match(text.strip()) if isinstance(text, str) \
             else None
         return cls(int(found[1]), int(found[2])) if found else None
+
+    @classmethod
+    def exact(cls, text: object) -> Minor | None:
+        """The minor ``text`` is when it is written as one, like
+        ``'1.37'``; None otherwise: ``'v1.37.2'``, or ``'1.0'`` (the
+        software_version of a package that names no Kubernetes minor,
+        such as the v1 sample's)."""
+        if not isinstance(text, str) or not _EXACT_MINOR.match(text):
+            return None
+        return cls.parse(text)
 
     def next(self) -> Minor:
         return Minor(self.major, self.minor + 1)
@@ -69,3 +82,34 @@ def kubelet_problem(node: str, kubelet: str, api_server: str
         return None
     return Problem(node, f'kubelet {mine} would be newer than the API '
                    f'server {server}: upgrade the control plane first')
+
+
+REQUEST_FIELD = ('additionalParams.k8s_cluster_installation_param.'
+                 'kubernetes_version')
+
+
+def package_problem(requested: str | None, software_version: str | None
+                    ) -> Problem | None:
+    """A request may repeat the minor its VNF package names (the VNF's
+    software_version) but not name another: the package's upgrades go by
+    it. A package whose software_version is no minor (the v1 sample's
+    '1.0') leaves the choice to the request."""
+    package = Minor.exact(software_version)
+    if requested is None or package is None or \
+            Minor.parse(requested) == package:
+        return None
+    return Problem(REQUEST_FIELD, (
+        f'{requested} is not {package}, the Kubernetes minor the VNF '
+        "package installs (its VNF's software_version): leave "
+        'kubernetes_version out or give the package\'s minor, or use a '
+        'package built with kubernetes-mgmt package build '
+        f'--kubernetes-version {requested}'))
+
+
+def chosen_minor(requested: str | None, software_version: str | None,
+                 configured: str) -> str:
+    """The minor a new cluster installs: the request's, else the
+    package's (when its software_version is a minor), else the
+    configuration's ([kubernetes_mgmt] kubernetes_version)."""
+    package = Minor.exact(software_version)
+    return requested or (str(package) if package else configured)

@@ -4,6 +4,7 @@ versioned object; v2: its dict, seen through ``v2.instance``)."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,14 @@ from kubernetes_mgmt.vim.registry import SiteVims, registry_for
 class TackerInstanceStore:
     """Bound to one hook call: the instance and the request context."""
 
-    def __init__(self, vnf_instance: Any, context: Any = None):
+    def __init__(self, vnf_instance: Any, context: Any = None,
+                 package_root: Path | None = None):
+        """``package_root``: the package the operation runs with, when
+        it is not the instance's (a ChangeCurrentVnfPackage's new one)."""
         self._instance = vnf_instance
         self._context = context
         self._heat: Any = None
+        self._package_root = package_root
 
     @functools.cached_property
     def vims(self) -> SiteVims:
@@ -46,6 +51,8 @@ class TackerInstanceStore:
         return self._heat
 
     def package_root(self) -> Path:
+        if self._package_root is not None:
+            return self._package_root
         return package_dir(self._context, self._instance)
 
     def add_vim_connection(self, record: VimRecord, ca_cert: str) -> None:
@@ -53,3 +60,9 @@ class TackerInstanceStore:
 
     def remove_vim_connection(self, vim_id: str) -> None:
         vim_connection.remove_vim_connection(self._instance, vim_id)
+
+    def publish(self, values: Mapping[str, str]) -> None:
+        # v1 keeps vnf_metadata as a dict of strings; v2 as JSON.
+        metadata = dict(getattr(self._instance, 'vnf_metadata', None) or {})
+        metadata.update({k: str(v) for k, v in values.items()})
+        self._instance.vnf_metadata = metadata

@@ -43,6 +43,9 @@ from kubernetes_mgmt.state.cluster_record import ClusterRecord
 
 LOG = redact.get_logger(__name__)
 METADATA_KEY = 'kubernetes_mgmt'
+# A copy of certificates_expire_at beside the signed state, for operators
+# and monitors: read, never trusted (each operation reads the masters).
+EXPIRY_KEY = 'kubernetes_mgmt_certificates_expire_at'
 # 3: {"format": 3, "generation": N, "key_id": ..., "state": {...},
 #     "signatures": {...}};
 # 2: the same without generation and key_id (stored before format 3);
@@ -91,6 +94,10 @@ class DriverState:
     # The latest etcd snapshot (cluster.etcd_snapshot.Snapshot.record):
     # name, time, sha256, where its copies are.
     etcd_snapshot: dict | None = None
+    # When the first control-plane certificate of any master expires
+    # (ISO 8601 UTC), as the last operation read it; also shown
+    # unsigned under EXPIRY_KEY.
+    certificates_expire_at: str | None = None
 
     @property
     def record(self) -> ClusterRecord | None:
@@ -392,10 +399,18 @@ def _store(vnf_instance: Any, fields: dict, key_file: str | None = None
             'key_id': integrity.key_id(key), 'state': fields,
             'signatures': integrity.sign(key, instance_id, fields,
                                          generation)}, sort_keys=True)
+        _show_expiry(metadata, fields.get('certificates_expire_at'))
         vnf_instance.vnf_metadata = metadata
         if callable(getattr(vnf_instance, 'save', None)):
             vnf_instance.save()
             floors.raise_to(instance_id, generation)    # Tacker has it
+
+
+def _show_expiry(metadata: dict, expiry: Any) -> None:
+    if isinstance(expiry, str) and expiry:
+        metadata[EXPIRY_KEY] = expiry
+    else:
+        metadata.pop(EXPIRY_KEY, None)
 
 
 def _found_leniently(vnf_instance: Any, instance_id: str) -> Found:

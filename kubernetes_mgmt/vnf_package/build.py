@@ -10,10 +10,13 @@ no VMs) gets its own files and the SOL001 types only. TOSCA.meta lists the
 SHA-256 of every file outside ``Definitions/``, and its Created-By names
 the plugin's sample a package was built from (verify then checks the
 package against that sample's requests). The VNFD id must be the same
-wherever the templates set it; ``--descriptor-id`` sets it everywhere.
+wherever the templates set it; ``--descriptor-id`` sets it everywhere, and
+``--kubernetes-version`` so sets the VNF's software_version, the
+Kubernetes minor a cluster package installs (``software_version``).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from hashlib import sha256
 from pathlib import Path, PurePosixPath
@@ -23,7 +26,9 @@ from kubernetes_mgmt.vnf_package import (
     descriptor_id,
     layout,
     meta,
+    software_version,
     sol001,
+    vnf_property,
     zipfmt,
 )
 from kubernetes_mgmt.vnf_package import image as images
@@ -47,6 +52,8 @@ class BuildOptions:
     cache_dir: Path | None = None       # for the SOL001 download
     fetch_sol001: bool = False          # may download them with pip
     descriptor_id: str | None = None    # the VNFD id to set everywhere
+    # The Kubernetes minor (software_version) to set everywhere.
+    kubernetes_version: str | None = None
     # A package source laid out as the sample (Definitions/, BaseHOT/,
     # ...), e.g. an operator's own templates; default: the sample.
     source: Path | None = None
@@ -62,6 +69,7 @@ class BuildReport:
     driver_file: Path | None            # None: a CNF package
     descriptor_id: str | None
     image: images.Image | None
+    software_version: str | None = None
     driver_member: str = layout.DRIVER_FILE
     scripts: list[str] = field(default_factory=list)
     artifacts: int = 0
@@ -85,6 +93,8 @@ class BuildReport:
                     'artifacts']
         img = self.image
         found += [
+            '  Kubernetes:    '
+            f'{software_version.summary(self.software_version)}',
             f'  driver:        {self.driver_member} = {self.driver_file} '
             f'(plugin {layout.plugin_version()})',
             *(['  API:           Tacker v2 VNF LCM (the VNFD\'s LCM script)']
@@ -106,9 +116,12 @@ def build(options: BuildOptions) -> BuildReport:
     output = _output_path(options.output)
     sample = _sample_dir(options.source, options.cnf, options.v2)
     cnf = layout.is_cnf_source(sample)
-    if cnf and options.image:
-        raise BuildError(f'{sample} is a CNF package source (no '
-                         f'{layout.BASE_HOT}): it takes no --image')
+    for option, given in (('--image', options.image),
+                          (software_version.OPTION,
+                           options.kubernetes_version)):
+        if cnf and given:
+            raise BuildError(f'{sample} is a CNF package source (no '
+                             f'{layout.BASE_HOT}): it takes no {option}')
     try:
         types = sol001.locate(options.sol001_dir, options.cache_dir,
                               options.fetch_sol001)
@@ -116,9 +129,15 @@ def build(options: BuildOptions) -> BuildReport:
                                   if options.image else images.placeholder())
         members = _Members()
         _add_sample(members, sample, image)
-        vnfd_id = _descriptor_id(members, options.descriptor_id)
+        vnfd_id = _settle(members, lambda texts: descriptor_id.settle(
+            texts, options.descriptor_id))
+        # A CNF package installs no cluster: its version is its own.
+        version = None if cnf else _settle(
+            members, lambda texts: software_version.settle(
+                texts, options.kubernetes_version,
+                layout.is_v2_source(sample)))
     except (sol001.Sol001Error, images.ImageError,
-            descriptor_id.DescriptorError) as exc:
+            vnf_property.PropertyError) as exc:
         raise BuildError(str(exc)) from None
     _add_sol001(members, types)
     driver, scripts = None, []
@@ -137,6 +156,7 @@ def build(options: BuildOptions) -> BuildReport:
     return BuildReport(output=output, sample_dir=sample,
                        sol001_origin=types.origin, driver_file=driver,
                        descriptor_id=vnfd_id, driver_member=member,
+                       software_version=version,
                        image=image, scripts=scripts,
                        artifacts=len(members.artifact_names()),
                        files=len(members.by_name) + 1)
@@ -226,15 +246,19 @@ def _add_sample(members: _Members, sample: Path,
                            executable=bool(path.stat().st_mode & 0o111)))
 
 
-def _descriptor_id(members: _Members, new_id: str | None) -> str | None:
-    """Set the VNFD id everywhere (``--descriptor-id``); the id, refused
-    when the templates name more than one."""
+Settle = Callable[[dict[str, str]], tuple[dict[str, str], str | None]]
+
+
+def _settle(members: _Members, settle: Settle) -> str | None:
+    """Set a VNF property everywhere with its module's ``settle``
+    (``descriptor_id``, ``software_version``): its value, refused when
+    the templates name more than one."""
     texts = members.texts(f'{layout.DEFINITIONS}/', ('.yaml', '.yml'))
-    settled, vnfd_id = descriptor_id.settle(texts, new_id)
+    settled, value = settle(texts)
     for name, text in settled.items():
         if text != texts[name]:
             members.set_text(name, text)
-    return vnfd_id
+    return value
 
 
 def _add_sol001(members: _Members, types: sol001.Sol001Files) -> None:

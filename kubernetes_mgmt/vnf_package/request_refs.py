@@ -59,6 +59,7 @@ class RequestRefs:
     user_data: UserData | None
     # storage_server.nfs_server_setup_params[].export_dir
     nfs_exports: tuple[str, ...] = ()
+    kubernetes_version: str | None = None
     body: dict = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -100,7 +101,7 @@ def read(path: Path) -> RequestRefs:
                        tuple(r for r in refs if r.path), user_data,
                        tuple(e['export_dir'] for e in exports
                              if isinstance(e.get('export_dir'), str)),
-                       body)
+                       _text(param.get('kubernetes_version')), body)
 
 
 def _load(path: Path) -> dict:
@@ -114,6 +115,10 @@ def _load(path: Path) -> dict:
     if not isinstance(body, dict):
         raise RequestUnreadable(f'{path} is not a JSON object')
     return body
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _package_path(value: Any) -> str:

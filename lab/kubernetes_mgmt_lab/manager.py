@@ -306,7 +306,9 @@ class Lab:
                 'heat_client = lab\n'
                 'vnf_package_source = directory\n'
                 'vim_registry = file\n'
-                f'apt_repository_url = {site}apt/\n'
+                # One repository per minor, as pkgs.k8s.io has; the
+                # driver puts the cluster's minor in place of {minor}.
+                f'apt_repository_url = {site}{mirror.APT_REPO_TEMPLATE}\n'
                 f'apt_key_url = {site}{mirror.KEY_PATH}\n'
                 f'cni_manifest = {site}{mirror.CALICO_PATH}\n'
                 'cni_manifest_sha256 = '

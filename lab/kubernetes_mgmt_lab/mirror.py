@@ -1,7 +1,8 @@
 """The lab's "site mirror": what a site without internet serves its VMs.
 
 The lab has no internet, so the install script gets its apt signing key
-and the CNI manifest from here, as it would from a mirror on a real
+(of each Kubernetes minor's repository, ``apt/v1.37/``) and the CNI
+manifest from here, as it would from a mirror on a real
 site. The emulated ``apt-get`` verifies nothing, so the key is random
 bytes in ASCII armour (``gpg --dearmor`` still accepts it); the CNI
 manifests are small stand-ins whose DaemonSet names the lab's kubelet
@@ -21,8 +22,13 @@ import sys
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 from kubernetes_mgmt_lab.net import listen_address, serve_until_stopped
+from kubernetes_mgmt_lab.releases import KUBERNETES_RELEASES
 
 KEY_PATH = 'apt/Release.key'
+# The site's Kubernetes apt repository, one per minor as on pkgs.k8s.io
+# ({minor} is the product's placeholder for the cluster's minor); each
+# serves the same key (KEY_PATH too).
+APT_REPO_TEMPLATE = 'apt/v{minor}/'
 CALICO_PATH = 'cni/calico.yaml'
 FLANNEL_PATH = 'cni/flannel.yaml'
 
@@ -142,8 +148,11 @@ def fake_release_key(size: int = 48) -> str:
 
 def populate(directory: str) -> None:
     """Write the mirror's files below ``directory``."""
-    files = {KEY_PATH: fake_release_key(), CALICO_PATH: CALICO_MANIFEST,
+    key = fake_release_key()
+    files = {KEY_PATH: key, CALICO_PATH: CALICO_MANIFEST,
              FLANNEL_PATH: FLANNEL_MANIFEST}
+    for minor in KUBERNETES_RELEASES:
+        files[APT_REPO_TEMPLATE.format(minor=minor) + 'Release.key'] = key
     for relative, text in files.items():
         path = os.path.join(directory, relative)
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -36,18 +36,25 @@ def _cert_pem(cert: x509.Certificate) -> bytes:
 
 
 def _builder(subject: x509.Name, issuer: x509.Name, public_key,
-             years: int = YEARS) -> x509.CertificateBuilder:
-    now = datetime.datetime.now(datetime.timezone.utc)
+             years: int = YEARS, now: datetime.datetime | None = None
+             ) -> x509.CertificateBuilder:
+    """Valid for ``years`` from ``now`` (the emulated cluster's clock,
+    which a test may move ahead). Valid from the earlier of that and the
+    machine's time: real TLS clients check against the machine's clock,
+    and must accept a certificate issued "in the future"."""
+    real = datetime.datetime.now(datetime.timezone.utc)
+    now = now or real
     return (x509.CertificateBuilder().subject_name(subject)
             .issuer_name(issuer).public_key(public_key)
             .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_before(min(now, real) - datetime.timedelta(minutes=5))
             .not_valid_after(now + datetime.timedelta(days=365 * years)))
 
 
-def make_ca(cn: str) -> tuple[bytes, bytes]:
+def make_ca(cn: str, now: datetime.datetime | None = None
+            ) -> tuple[bytes, bytes]:
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    cert = (_builder(_name(cn), _name(cn), key.public_key())
+    cert = (_builder(_name(cn), _name(cn), key.public_key(), now=now)
             .add_extension(x509.BasicConstraints(ca=True, path_length=None),
                            critical=True)
             .add_extension(x509.KeyUsage(
@@ -60,18 +67,25 @@ def make_ca(cn: str) -> tuple[bytes, bytes]:
     return _cert_pem(cert), _key_pem(key)
 
 
-def issue(ca_cert_pem: bytes, ca_key_pem: bytes, cn: str,
-          org: str | None = None, ips: tuple[str, ...] = (),
-          dns: tuple[str, ...] = ()) -> tuple[bytes, bytes]:
-    """A leaf certificate (EC: cheap to make) signed by the CA."""
+def _load_ca(ca_cert_pem: bytes, ca_key_pem: bytes):
     ca_cert = x509.load_pem_x509_certificate(ca_cert_pem)
     # The CA key is one the lab made: checking its RSA math again on every
     # load costs a join more than everything else it signs.
     ca_key = serialization.load_pem_private_key(
         ca_key_pem, None, unsafe_skip_rsa_key_validation=True)
+    return ca_cert, ca_key
+
+
+def issue(ca_cert_pem: bytes, ca_key_pem: bytes, cn: str,
+          org: str | None = None, ips: tuple[str, ...] = (),
+          dns: tuple[str, ...] = (),
+          now: datetime.datetime | None = None) -> tuple[bytes, bytes]:
+    """A leaf certificate (EC: cheap to make) signed by the CA, valid
+    for one year from ``now``, as kubeadm's are."""
+    ca_cert, ca_key = _load_ca(ca_cert_pem, ca_key_pem)
     key = ec.generate_private_key(ec.SECP256R1())
     builder = _builder(_name(cn, org), ca_cert.subject, key.public_key(),
-                       years=1)
+                       years=1, now=now)
     sans = [x509.DNSName(d) for d in dns]
     sans += [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
     if sans:
@@ -79,6 +93,30 @@ def issue(ca_cert_pem: bytes, ca_key_pem: bytes, cn: str,
             x509.SubjectAlternativeName(sans), critical=False)
     cert = builder.sign(ca_key, hashes.SHA256())
     return _cert_pem(cert), _key_pem(key)
+
+
+def renew(cert_pem: bytes, ca_cert_pem: bytes, ca_key_pem: bytes,
+          now: datetime.datetime | None = None) -> tuple[bytes, bytes]:
+    """``cert_pem`` again (same subject and names, a new key), valid for
+    one year from ``now``: what ``kubeadm certs renew`` makes."""
+    old = x509.load_pem_x509_certificate(cert_pem)
+    ca_cert, ca_key = _load_ca(ca_cert_pem, ca_key_pem)
+    key = ec.generate_private_key(ec.SECP256R1())
+    builder = _builder(old.subject, ca_cert.subject, key.public_key(),
+                       years=1, now=now)
+    try:
+        sans = old.extensions.get_extension_for_class(
+            x509.SubjectAlternativeName)
+        builder = builder.add_extension(sans.value, critical=False)
+    except x509.ExtensionNotFound:
+        pass
+    cert = builder.sign(ca_key, hashes.SHA256())
+    return _cert_pem(cert), _key_pem(key)
+
+
+def not_after(cert_pem: bytes) -> datetime.datetime:
+    """When the certificate expires (UTC)."""
+    return x509.load_pem_x509_certificate(cert_pem).not_valid_after_utc
 
 
 def ca_hash(ca_cert_pem: bytes) -> str:
@@ -111,11 +149,13 @@ def read(path: str) -> bytes:
         return f.read()
 
 
-def create_cluster_pki(directory: str) -> None:
-    """The shared CAs (what kubeadm-certs carries between masters)."""
+def create_cluster_pki(directory: str,
+                       now: datetime.datetime | None = None) -> None:
+    """The shared CAs (what kubeadm-certs carries between masters), valid
+    for ten years from ``now``."""
     for name in CA_NAMES:
         cn = {'ca': 'kubernetes', 'etcd/ca': 'etcd-ca'}.get(name, name)
-        cert, key = make_ca(cn)
+        cert, key = make_ca(cn, now)
         write(os.path.join(directory, f'{name}.crt'), cert)
         write(os.path.join(directory, f'{name}.key'), key, private=True)
     sa_key, sa_pub = make_sa_keys()

@@ -4,13 +4,21 @@ The commands a Mgmt Driver runs on its VMs (apt-get, kubeadm, kubectl,
 systemctl) act on one shared emulated cluster, while keepalived and HAProxy
 are the real daemons running inside the lab VMs.
 """
+import json
+
 import pytest
 
 from kubernetes_mgmt.cli import main
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
 from kubernetes_mgmt_lab import volumes
-from kubernetes_mgmt_lab.emulated import ClusterView
+from kubernetes_mgmt_lab.emulated import (
+    ClusterView,
+    half_upgraded,
+    node_histories,
+    set_clock_offset,
+)
+from kubernetes_mgmt_lab.emulated.testing import CNI_MANIFEST
 
 pytestmark = pytest.mark.lab
 
@@ -67,9 +75,20 @@ def sessions(small_lab):
                                              label=host.name))
 
 
+def use_repository(session, site: str, minor: str) -> None:
+    """Point the VM's apt at the site mirror's repository of ``minor``,
+    as the install script writes it."""
+    session.upload(f'deb [signed-by=/etc/apt/keyrings/kubernetes-apt-'
+                   f'keyring.gpg] {site}apt/v{minor}/ /\n',
+                   '/etc/apt/sources.list.d/kubernetes.list',
+                   step='apt source', sudo=True)
+    session.run(['apt-get', 'update'], step='apt update', sudo=True)
+
+
 @pytest.fixture(scope='module')
 def kubeadm_cluster(small_lab):
-    """master-0 ran kubeadm init, worker-0 joined it (over SSH)."""
+    """master-0 ran kubeadm init, worker-0 joined it (over SSH), both
+    with the packages of the site's 1.36 repository."""
     master, worker = small_lab.state.hosts[0], small_lab.state.hosts[3]
     state = small_lab.state
     login = Login(state.username, state.password)
@@ -77,6 +96,7 @@ def kubeadm_cluster(small_lab):
         def sessions(host):
             return pool.get(Endpoint(host.ip, login, label=host.name))
         for host in (master, worker):
+            use_repository(sessions(host), state.mirror_url, '1.36')
             sessions(host).run(['apt-get', 'install', '-y', 'containerd',
                                 'kubelet', 'kubeadm', 'kubectl'],
                                step='install', sudo=True)
@@ -225,3 +245,87 @@ def test_nfs_server_on_the_storage_volume_over_ssh(small_lab, sessions):
         assert version == 'install ok installed'
     finally:
         small_lab.remove_host(storage.name)
+
+
+ADMIN = ['--kubeconfig', '/etc/kubernetes/admin.conf']
+NEW = 'v1.37.1'
+DAY = 86400
+
+
+def _upgrade_node(run, node: str, first_master: bool, kubectl) -> None:
+    """kubeadm's documented procedure for one node, by hand: drain,
+    kubeadm package, kubeadm upgrade, kubelet and kubectl packages,
+    kubelet restart, uncordon."""
+    kubectl('drain', node, '--ignore-daemonsets', '--delete-emptydir-data')
+    run('apt-get', 'install', '-y', 'kubeadm=1.37.*')
+    if first_master:
+        run('kubeadm', 'upgrade', 'plan')
+        run('kubeadm', 'upgrade', 'apply', NEW, '--yes')
+    else:
+        run('kubeadm', 'upgrade', 'node')
+    run('apt-get', 'install', '-y', 'kubelet=1.37.*', 'kubectl=1.37.*')
+    run('systemctl', 'daemon-reload')
+    run('systemctl', 'restart', 'kubelet')
+    kubectl('uncordon', node)
+
+
+def test_kubeadm_upgrade_by_hand_from_1_36_to_1_37(small_lab, sessions,
+                                                   kubeadm_cluster):
+    """Last in this module: it moves the module's cluster to 1.37."""
+    master, worker = kubeadm_cluster
+    m, w = sessions(master), sessions(worker)
+    cdir = small_lab.state.cluster_dir
+    view = ClusterView(cdir)
+
+    def on(session):
+        return lambda *argv: session.run(list(argv), step=argv[0],
+                                         sudo=True).stdout
+
+    def kubectl(*argv):
+        return m.run(['kubectl', *ADMIN, *argv], step='kubectl',
+                     sudo=True).stdout
+
+    m.upload(CNI_MANIFEST, '/root/cni.yaml', step='cni', sudo=True)
+    kubectl('apply', '-f', '/root/cni.yaml')
+    assert poll(lambda: all(view.node_ready(h.name)
+                            for h in (master, worker)),
+                deadline=30, what='nodes Ready')
+    # The 1.36 repository has no 1.37 packages, as on pkgs.k8s.io.
+    refused = m.run(['apt-get', 'install', '-y', 'kubeadm=1.37.*'],
+                    step='refused', sudo=True, check=False)
+    assert refused.exit_status == 100
+    assert "E: Version '1.37.*' for 'kubeadm' was not found" in \
+        refused.stderr
+    for session in (m, w):
+        use_repository(session, small_lab.state.mirror_url, '1.37')
+
+    _upgrade_node(on(m), master.name, True, kubectl)
+    assert view.node(worker.name)['status']['nodeInfo'][
+        'kubeletVersion'] == 'v1.36.4'          # not its turn yet
+    _upgrade_node(on(w), worker.name, False, kubectl)
+
+    assert {n['metadata']['name']: n['status']['nodeInfo']['kubeletVersion']
+            for n in view.nodes()} == {master.name: NEW, worker.name: NEW}
+    versions = json.loads(kubectl('version', '-o', 'json'))
+    assert versions['serverVersion']['gitVersion'] == NEW
+    assert versions['clientVersion']['gitVersion'] == NEW   # real kubectl
+    assert view.info()['kubernetes_version'] == NEW
+    assert half_upgraded(cdir) == []
+    steps = [c['what'] for c in node_histories(cdir)[master.name]
+             if c['what'] in ('cordon', 'upgrade-apply-start',
+                              'upgrade-apply-end', 'kubelet-start',
+                              'uncordon')]
+    assert steps[-5:] == ['cordon', 'upgrade-apply-start',
+                          'upgrade-apply-end', 'kubelet-start', 'uncordon']
+
+    # Certificates aged by the lab clock show in check-expiration.
+    try:
+        set_clock_offset(cdir, days=345)
+        info = json.loads(m.run(['kubeadm', 'certs', 'check-expiration',
+                                 '-o', 'json'], step='certs',
+                                sudo=True).stdout)
+    finally:
+        set_clock_offset(cdir, days=0)
+    left = {c['name']: c['residualTime'] for c in info['certificates']}
+    assert 19 * DAY < left['apiserver'] <= 20 * DAY
+    assert max(left.values()) <= 20 * DAY

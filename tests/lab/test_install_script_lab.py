@@ -311,8 +311,8 @@ def test_prepare_every_node(env):
         # The image containerd uses, then the node's facts as the status
         # role reports them: prepared, nothing of kubeadm yet.
         assert result.stdout == (
-            f'SANDBOX_IMAGE={sandbox_image(name)}\nCONTRACT_VERSION=3\n'
-            'DONE_PREPARE=3\nKUBEADM_FILES=\nAPI_READY=0\n')
+            f'SANDBOX_IMAGE={sandbox_image(name)}\nCONTRACT_VERSION=4\n'
+            'DONE_PREPARE=4\nKUBEADM_FILES=\nAPI_READY=0\n')
         assert '[prepare] packages' in result.stderr
     for name in env.hosts:
         versions = in_host(env, name, 'dpkg-query', '-W', '-f',

@@ -89,7 +89,7 @@ def test_session_lab_has_its_hosts_and_a_0600_state(lab):
     assert state.config_file == lab.driver_conf_path
     site = f'http://{state.gateway}:{state.mirror_port}/'
     for line in (f'vnf_package_dir = {lab.root}/package',
-                 f'apt_repository_url = {site}apt/',
+                 f'apt_repository_url = {site}apt/v{{minor}}/',
                  f'apt_key_url = {site}apt/Release.key',
                  f'cni_manifest = {site}cni/calico.yaml',
                  'cni_manifest_sha256 = '

@@ -11,6 +11,7 @@ Kubernetes binaries.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import logging
 import os
@@ -26,6 +27,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from kubernetes_mgmt.cluster import certificates as certs
 from kubernetes_mgmt.cluster import etcd_snapshot
 from kubernetes_mgmt.cluster.naming import member_node_name
 from kubernetes_mgmt.conf import CONF
@@ -34,9 +36,11 @@ from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
 from kubernetes_mgmt.state import instance_state
 from kubernetes_mgmt.topology.hosts import Role
+from kubernetes_mgmt.vim import probe
 from kubernetes_mgmt.vim.release import VimInUse
-from kubernetes_mgmt_lab import driving
+from kubernetes_mgmt_lab import driving, pki
 from kubernetes_mgmt_lab.emulated import ClusterView, inject_fault
+from kubernetes_mgmt_lab.emulated.config import set_clock_offset
 from kubernetes_mgmt_lab.file_registry import FileVimRegistry
 from kubernetes_mgmt_lab.testing import unavailable_reason
 
@@ -184,18 +188,89 @@ def apply(lab, instance, manifest: list[dict]) -> None:
     assert result.returncode == 0, result.stderr
 
 
+def masters(lab) -> list:
+    return [h for h in lab.state.hosts if h.role == 'master']
+
+
+def certificate_expiry(lab, host) -> certs.Expiration:
+    """``kubeadm certs check-expiration -o json`` on ``host``."""
+    result = lab.run_in_host(host.name, [
+        'kubeadm', 'certs', 'check-expiration', '-o', 'json'])
+    assert result.returncode == 0, result.stderr
+    return certs.parse_expiration(result.stdout, host.name)
+
+
+def served_expiry(host):
+    """When the certificate the master's API server serves expires."""
+    pem = ssl.get_server_certificate((host.ip, 6443)).encode()
+    return pki.not_after(pem)
+
+
+def assert_renewed_one_master_at_a_time(lab, since: int) -> None:
+    """Each master renewed, then served again (its API server asked
+    through its own address), before the next master renewed."""
+    log = view(lab).argv_log()[since:]
+    order = []
+    for entry in log:
+        argv = entry['argv']
+        if argv[:4] == ['kubeadm', 'certs', 'renew', 'all']:
+            order.append((entry['host'], 'renew'))
+        elif argv[0] == 'kubectl' and '/readyz' in argv and '--server' in argv:
+            order.append((entry['host'], 'serving?'))
+    renewing = [h for h, what in order if what == 'renew']
+    assert sorted(renewing) == sorted(m.name for m in masters(lab)), order
+    for earlier, later in itertools.pairwise(renewing):
+        between = order[order.index((earlier, 'renew')):
+                        order.index((later, 'renew'))]
+        assert (earlier, 'serving?') in between, order
+
+
 # -- scale ------------------------------------------------------------------
 
 def test_scale_out_by_two_then_in_by_one(ha_lab):
+    """The scale-out also finds the certificates aged to 20 days left
+    (by the lab's clock): it renews them on every master, one at a time,
+    and the instance's metadata shows the new expiry."""
     lab, instance = ha_lab
     before = expected_nodes(lab)
     # instantiate deleted the token its joins used
     assert tokens_ever(lab) >= 1 and bootstrap_tokens(lab) == []
+    installed = instance.vnf_metadata[instance_state.EXPIRY_KEY]
+    vim = registry(lab).credentials(
+        driving.stored_state(lab, instance).vim_id)
 
     made = tokens_ever(lab)
-    started = time.monotonic()
-    new = driving.scale_out(lab, instance, 2)
-    out_seconds = time.monotonic() - started
+    set_clock_offset(lab.state.cluster_dir, days=345)
+    try:
+        aged = {m.name: certificate_expiry(lab, m) for m in masters(lab)}
+        assert all(19 < e.earliest().days_left < 20.1
+                   for e in aged.values()), aged
+        since = len(view(lab).argv_log())
+        started = time.monotonic()
+        new = driving.scale_out(lab, instance, 2)
+        out_seconds = time.monotonic() - started
+        renewed = {m.name: certificate_expiry(lab, m) for m in masters(lab)}
+    finally:
+        set_clock_offset(lab.state.cluster_dir, days=0)
+    assert_renewed_one_master_at_a_time(lab, since)
+    assert all(e.earliest().days_left > 364 for e in renewed.values())
+    shown = instance.vnf_metadata[instance_state.EXPIRY_KEY]
+    assert shown == certs.iso_utc(min(e.earliest().expires
+                                      for e in renewed.values()))
+    assert (certs.parse_time(shown) - certs.parse_time(installed)).days \
+        >= 344
+    for master in masters(lab):
+        # Its API server restarted on the renewed certificate ...
+        apiserver, = [c for c in renewed[master.name].certificates
+                      if c.name == 'apiserver']
+        assert abs(served_expiry(master) - apiserver.expires) \
+            .total_seconds() < 1
+        # ... and the VIM's token and the unchanged CA still work, through
+        # the master and through the VIP.
+        probe.check_api(f'https://{master.ip}:6443', vim.bearer_token,
+                        vim.ssl_ca_cert, deadline=10)
+    probe.check_api(vim.auth_url, vim.bearer_token, vim.ssl_ca_cert,
+                    deadline=10)
     assert len(new) == 2
     assert tokens_ever(lab) > made and bootstrap_tokens(lab) == []
     assert expected_nodes(lab) == before | {node_name(h) for h in new}
@@ -252,7 +327,10 @@ def test_drain_blocked_by_a_disruption_budget_fails_clearly(ha_lab):
         CONF.clear_override('drain_timeout', 'kubernetes_mgmt')
     message = str(info.value)
     assert f'node {victim} could not be drained within 2 s' in message
-    assert 'drain_timeout' in message and 'PodDisruptionBudget' in message
+    assert 'drain_timeout' in message
+    # The budget that holds the node is named, with its pods there.
+    assert 'held by PodDisruptionBudget default/guarded (pods guarded-' \
+        in message
     node = view(lab).node(victim)
     assert node is not None and node['spec'].get('unschedulable')
     assert expected_nodes(lab) == set(view(lab).node_names())

@@ -75,6 +75,21 @@ def test_plans_of_every_operation_touch_no_vm(ha_lab):
     assert 'delete VIM cluster' in printed['heal-whole']
     assert 'init ' in printed['heal-whole']
     assert 'check no CNF uses the VIM' in printed['terminate']
+    # Every operation that reaches the cluster reads the certificates of
+    # each master and renews them, one master at a time, when due.
+    for operation in ('instantiate', 'scale-out', 'scale-in', 'heal',
+                      'heal-whole'):
+        text = printed[operation]
+        assert 'decide certificate renewal cluster' in text, operation
+        for master in (first, *others):
+            if operation == 'heal' and master is others[-1]:
+                continue        # being healed: not read
+            assert f'read certificates {_node(master)}' in text
+            assert f'renew certificates {_node(master)}  [one at a time ' \
+                '(etcd); skipped when no certificate kubeadm manages on ' \
+                'any master has fewer than [kubernetes_mgmt] ' \
+                'cert_renew_days left]' in text, operation
+    assert 'certificates' not in printed['terminate']
 
 
 def test_heal_of_the_first_master_plans_the_vip_coming_back(ha_lab):

@@ -118,6 +118,7 @@ VALID = {
                      'CNI_MANIFEST': '/var/lib/kubernetes-mgmt/cni.yaml',
                      'CNI_SHA256': 'ab' * 32},
     'status': {}, 'reset': {},
+    'upgrade': {'K8S_VERSION': '1.37', 'UPGRADE': 'node'},
     'hosts': {'HOSTS': '10.0.0.1=master-0,10.0.0.5=worker-0'},
     'storage': {'VOLUMES': f'{VOL1} 1 /dev/vdb /volume;'
                            f'{VOL2} 20 /dev/vdc /data',

@@ -296,7 +296,7 @@ def test_driver_config_points_at_mirror_package_and_vim_file(tmp_path):
         (lab.root + '/package', lab.root + '/vims.json')
     assert (group.apt_repository_url, group.apt_key_url,
             group.cni_manifest) == \
-        (mirror + 'apt/', mirror + 'apt/Release.key',
+        (mirror + 'apt/v{minor}/', mirror + 'apt/Release.key',
          mirror + 'cni/calico.yaml')
     served = os.path.join(lab.root, 'mirror', 'cni', 'calico.yaml')
     mirror_dir = os.path.dirname(os.path.dirname(served))

@@ -424,3 +424,18 @@ def test_a_bad_cnf_request_names_each_field(capsys, tmp_path):
         for line in lines), err
     # Not judged as a cluster request.
     assert 'k8s_cluster_installation_param' not in err
+
+
+def test_summary_says_who_chooses_the_kubernetes_minor(capsys, tmp_path):
+    body = sample('simple')
+    status, out, _ = run(capsys, write(tmp_path, body))
+    assert status == 0
+    assert ("Kubernetes:      not set: the VNF package's software_version "
+            'when it is a minor, else [kubernetes_mgmt] kubernetes_version'
+            ) in out
+    body['additionalParams']['k8s_cluster_installation_param'][
+        'kubernetes_version'] = '1.36'
+    status, out, _ = run(capsys, write(tmp_path, body))
+    assert status == 0
+    assert "Kubernetes:      1.36 (the request's: a VNF package naming " \
+        'another minor in its software_version refuses it)' in out

@@ -46,3 +46,13 @@ def test_every_problem_is_named_by_its_field_at_once():
                           'additionalParams.drain_timeout'}
     assert 'RollingUpdate' in found['additionalParams.upgrade_type']
     assert 'between 1 and 1000' in found['additionalParams.max_unavailable']
+
+
+def test_the_sample_request_is_accepted_once_filled_in():
+    import json
+    from pathlib import Path
+    sample = (Path(__file__).resolve().parents[2] / 'samples' /
+              'requests_v2' / 'change_vnfpkg_request.json').read_text()
+    filled = json.loads(sample.replace('REPLACE_WITH_NEW_VNFD_ID',
+                                       'b1bb0ce7-ebca-4fa7-95ed-4840d7000003'))
+    assert upgrade_request.parse(filled) == upgrade_request.UpgradeOptions()

@@ -4,7 +4,9 @@ have work. Nothing here reaches Heat, SSH or Tacker."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -141,7 +143,8 @@ def test_instantiate_start_refuses_a_bad_request_before_any_vm():
 @pytest.mark.parametrize('operation', [
     'instantiate_start', 'instantiate_end', 'instantiate_rollback_start',
     'terminate_start', 'scale_start', 'scale_end', 'scale_rollback_start',
-    'heal_start', 'heal_end'])
+    'heal_start', 'heal_end', 'change_current_package_start',
+    'change_current_package_rollback_start'])
 def test_operations_with_work(operation):
     assert operations.has_work(operation)
     assert operation in operations.OPERATIONS
@@ -150,8 +153,9 @@ def test_operations_with_work(operation):
 @pytest.mark.parametrize('operation', [
     'modify_information_start', 'modify_information_end',
     'change_external_connectivity_start',
-    'change_external_connectivity_end', 'change_current_package_start',
-    'terminate_end', 'instantiate_rollback_end', 'scale_rollback_end',
+    'change_external_connectivity_end', 'change_current_package_end',
+    'change_current_package_rollback_end', 'terminate_end',
+    'instantiate_rollback_end', 'scale_rollback_end',
     'operate_start', 'no_such_operation'])
 def test_operations_without_work_do_nothing(operation):
     request = {'vnfInstanceName': 'x', 'additionalParams': {
@@ -394,3 +398,30 @@ def test_a_tampered_state_refuses_the_scale_out(state_key):
     instance = V2Instance(data)
     with pytest.raises(instance_state.TamperedState, match='srv-w2'):
         operations._new_member_stacks(_call(instance=instance))
+
+
+def test_instantiate_start_refuses_a_minor_its_package_does_not_name(
+        tmp_path):
+    # Tacker hands the script the instance's package (tmp_csar_dir).
+    sample = REPO / 'samples/vnf_package_v2'
+    for name in ('TOSCA-Metadata', 'Definitions'):
+        shutil.copytree(sample / name, tmp_path / name)
+    for path in (tmp_path / 'Definitions').glob('*.yaml'):
+        path.write_text(path.read_text().replace("'1.37'", "'1.36'"))
+    request = _v2_instantiate_request()
+    param = request['additionalParams']['k8s_cluster_installation_param']
+    param['kubernetes_version'] = '1.37'
+    instance = V2Instance(v2_instance())
+    before = copy.deepcopy(instance.vnf_metadata)
+    call = dataclasses.replace(_call('instantiate_start', request, instance),
+                               csar_dir=str(tmp_path))
+    with pytest.raises(ValidationError) as caught:
+        operations.run(call)
+    assert [(p.path, p.message.split(',')[0]) for p in
+            caught.value.problems] == [
+        ('additionalParams.k8s_cluster_installation_param.kubernetes_version',
+         '1.37 is not 1.36')]
+    assert instance.vnf_metadata == before      # no key for the VMs yet
+    param['kubernetes_version'] = '1.36'
+    operations.run(dataclasses.replace(call, request=request))
+    assert instance.vnf_metadata != before

@@ -59,3 +59,12 @@ def test_a_kubelet_newer_than_the_api_server_is_refused():
     assert problem.path == 'worker-0'
     assert 'kubelet 1.38 would be newer than the API server 1.37' in \
         problem.message
+
+
+@pytest.mark.parametrize('text, minor', [
+    ('1.37', Minor(1, 37)), ('1.100', Minor(1, 100)), ('1.0', None),
+    ('1.9', None), ('v1.37', None), ('1.37.2', None), (' 1.37', None),
+    (1.37, None), (None, None)])
+def test_only_a_minor_written_as_one_is_exact(text, minor):
+    # A package's software_version '1.0' (the v1 sample's) names none.
+    assert Minor.exact(text) == minor

@@ -71,7 +71,8 @@ def _run(inputs: dict, instance: V2Instance, args: list[str] | None
             operation=operation, request=inputs.get('request') or {},
             instance=instance, grant_request=inputs.get('grant_request'),
             grant=inputs.get('grant_response'),
-            context=admin_context(instance))
+            context=admin_context(instance),
+            csar_dir=inputs.get('tmp_csar_dir'))
         operations.run(call)
     except MgmtDriverError as exc:
         print(redact.redact(str(exc)), file=sys.stderr)

@@ -11,10 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.operations import heal, rebuild, scale, terminate
+from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
+from kubernetes_mgmt.operations import (
+    heal,
+    rebuild,
+    scale,
+    terminate,
+    upgrade,
+)
 from kubernetes_mgmt.operations.access import vm_user_data
 from kubernetes_mgmt.operations.instantiate import instantiate
 from kubernetes_mgmt.operations.request import (
@@ -22,9 +30,12 @@ from kubernetes_mgmt.operations.request import (
     SCALE_OUT,
     OperationRequest,
 )
+from kubernetes_mgmt.params import upgrade_request
 from kubernetes_mgmt.params.cluster_params import ClusterParams
+from kubernetes_mgmt.params.package_version import package_software_version
 from kubernetes_mgmt.params.schema import USER_DATA_CLASS_KEY, USER_DATA_KEY
 from kubernetes_mgmt.params.validate import parse_cluster_params
+from kubernetes_mgmt.params.versions import package_problem
 from kubernetes_mgmt.remote import user_data
 from kubernetes_mgmt.shim import requests, tacker_objects
 from kubernetes_mgmt.shim.instance_store import TackerInstanceStore
@@ -44,10 +55,20 @@ class Call:
     grant_request: dict | None
     grant: dict | None
     context: Any = None
+    # The unpacked package whose script runs (Tacker's tmp_csar_dir): for
+    # a ChangeCurrentVnfPackage, the new package.
+    csar_dir: str | None = None
 
     @property
     def store(self) -> TackerInstanceStore:
         return TackerInstanceStore(self.instance, self.context)
+
+    def new_package_root(self) -> Path:
+        if not self.csar_dir:
+            raise MgmtDriverError(
+                f'{self.operation}: Tacker handed the script no package '
+                'directory (tmp_csar_dir): the new package cannot be read')
+        return Path(self.csar_dir)
 
     def day2_request(self, **kwargs: Any) -> OperationRequest:
         return requests.day2_request(self.instance, grant=self.grant,
@@ -69,6 +90,12 @@ def instantiate_start(call: Call) -> None:
     # Refuse a bad request before Tacker creates any VM.
     params = parse_cluster_params(
         tacker_objects.additional_params(call.request))
+    if call.csar_dir:   # the instance's package (instantiate_end checks too)
+        problem = package_problem(
+            params.kubernetes_version,
+            package_software_version(Path(call.csar_dir)))
+        if problem:
+            raise ValidationError([problem])
     _give_vms_the_key(call, params)
 
 
@@ -149,6 +176,22 @@ def heal_end(call: Call) -> None:
         rebuild.rebuild_end(call.day2_request(), call.store)
 
 
+def change_current_package_start(call: Call) -> None:
+    # Upgrade in place before Tacker updates the stack: the request and
+    # the target are refused before any host changes, and the new
+    # package's own install script does the nodes' part.
+    options = upgrade_request.parse(call.request)
+    root = call.new_package_root()
+    upgrade.upgrade(call.day2_request(),
+                    TackerInstanceStore(call.instance, call.context, root),
+                    package_software_version(root), options)
+
+
+def change_current_package_rollback_start(call: Call) -> None:
+    # Tacker runs the old package's script here.
+    upgrade.rollback(call.day2_request(), call.store)
+
+
 OPERATIONS: dict[str, Callable[[Call], None]] = {
     'instantiate_start': instantiate_start,
     'instantiate_end': instantiate_end,
@@ -159,6 +202,9 @@ OPERATIONS: dict[str, Callable[[Call], None]] = {
     'scale_rollback_start': scale_rollback_start,
     'heal_start': heal_start,
     'heal_end': heal_end,
+    'change_current_package_start': change_current_package_start,
+    'change_current_package_rollback_start':
+        change_current_package_rollback_start,
 }
 
 

@@ -31,10 +31,37 @@ START_TIMEOUT = 15.0
 DRAIN_TIMEOUT = 5.0
 
 
-def _watchdog(stopping: threading.Event, pidfile: str, cdir: str) -> None:
+def _cert_reloader(ctx: ssl.SSLContext, cert: str, key: str):
+    """A check that loads the serving certificate again when its files
+    change, as kube-apiserver does (``kubeadm certs renew`` then needs
+    no restart for it; new connections get the new one)."""
+    def stamps() -> tuple[float, float] | None:
+        try:
+            return os.stat(cert).st_mtime, os.stat(key).st_mtime
+        except OSError:
+            return None
+
+    seen = [stamps()]
+
+    def check() -> None:
+        now = stamps()
+        if now is None or now == seen[0]:
+            return
+        try:
+            ctx.load_cert_chain(cert, key)
+        except (OSError, ssl.SSLError):
+            return      # caught between the two files: next second
+        seen[0] = now
+    return check
+
+
+def _watchdog(stopping: threading.Event, pidfile: str, cdir: str,
+              tick=lambda: None) -> None:
     """Stop when our pid file is gone or rewritten (host reset or lab
-    torn down), so no kube-apiserver outlives its host."""
+    torn down), so no kube-apiserver outlives its host; ``tick`` runs at
+    each look."""
     def orphaned() -> bool:
+        tick()
         try:
             with open(pidfile, encoding='utf-8') as f:
                 mine = f.read().strip() == str(os.getpid())
@@ -69,8 +96,10 @@ def serve(args: argparse.Namespace) -> None:
     os.replace(tmp, args.pidfile)
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: stopping.set())
+    reload = _cert_reloader(ctx, args.cert, args.key)
     threading.Thread(target=_watchdog, daemon=True,
-                     args=(stopping, args.pidfile, args.cluster_dir)).start()
+                     args=(stopping, args.pidfile, args.cluster_dir,
+                           reload)).start()
     threading.Thread(target=server.serve_forever, daemon=True,
                      kwargs={'poll_interval': 0.5}).start()
     stopping.wait()

@@ -8,9 +8,11 @@ import sys
 import time
 
 from kubernetes_mgmt_lab.emulated import (
+    apt_repo,
     exports,
     hoststate,
     packages,
+    recorder,
     runner,
     units,
 )
@@ -72,13 +74,26 @@ def _confirm(ctx: Context, opts: set[str]) -> None:
         raise CommandError('Abort.', 1)
 
 
+def _resolve(ctx: Context, name: str, wanted: str | None) -> str:
+    """The version apt installs for ``name[=wanted]`` from this host's
+    repository; apt's error when it has none."""
+    releases = ctx.config.releases
+    version = packages.resolve_version(
+        name, wanted, ctx.config.kubernetes_version, releases,
+        apt_repo.repository_minor())
+    try:
+        apt_repo.check_offered(name, wanted, version, releases)
+    except apt_repo.NotFound as e:
+        raise CommandError(str(e), 100) from None
+    return version
+
+
 def _plan(ctx: Context, opts: set[str], words: list[str]) -> dict:
     have = packages.installed()
     plan: dict[str, str] = {}
     for word in words:
         name, _, wanted = word.partition('=')
-        version = packages.resolve_version(name, wanted or None,
-                                           ctx.config.kubernetes_version)
+        version = _resolve(ctx, name, wanted or None)
         current = have.get(name)
         if current and current['version'] == version and \
                 '--reinstall' not in opts:
@@ -140,9 +155,12 @@ def _install(ctx: Context, opts: set[str], words: list[str]) -> int:
     _confirm(ctx, opts)
     _spend_install_time(ctx)
     with hoststate.mutate(packages.DB) as db:
+        before = {name: db.get(name, {}).get('version') for name in plan}
         for name, version in plan.items():
             db.setdefault(name, {})['version'] = version
     for name, version in plan.items():
+        recorder.note(ctx.cluster_dir, ctx.host.name, 'package',
+                      package=name, version=version, previous=before[name])
         ctx.out(f'Setting up {name} ({version}) ...')
         _postinst(ctx, name)
     return 0
@@ -166,7 +184,10 @@ def _remove(ctx: Context, opts: set[str], words: list[str]) -> int:
     for name in doomed:
         units.on_package_removed(ctx, name)
         with hoststate.mutate(packages.DB) as db:
-            db.pop(name, None)
+            gone = db.pop(name, None) or {}
+        recorder.note(ctx.cluster_dir, ctx.host.name, 'package',
+                      package=name, version=None,
+                      previous=gone.get('version'))
         ctx.out(f'Removing {name} ...')
     return 0
 

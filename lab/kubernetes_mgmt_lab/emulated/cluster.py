@@ -119,8 +119,25 @@ def reconcile(state: dict) -> None:
     persisted.dump(api_store, state)
 
 
-def set_kubelet(cluster_dir: str, host: str, active: bool) -> None:
-    """The kubelet on ``host`` was started or stopped."""
+def set_kubelet(cluster_dir: str, host: str, active: bool,
+                version: str | None = None) -> None:
+    """The kubelet on ``host`` was started or stopped; ``version``: a
+    kubelet of that version was (re)started, and its node reports it."""
     with store.mutate(cluster_dir) as state:
-        host_record(state, host)['kubelet'] = active
+        rec = host_record(state, host)
+        rec['kubelet'] = active
+        if version:
+            rec['kubelet_version'] = version
+            _report_kubelet_version(state, host, version)
         reconcile(state)
+
+
+def _report_kubelet_version(state: dict, host: str, version: str) -> None:
+    hosts = state.get('node_hosts', {})
+    for node in list(objects_of(state, 'Node')):
+        if hosts.get(node['metadata']['name']) != host:
+            continue
+        info = node['status'].setdefault('nodeInfo', {})
+        if info.get('kubeletVersion') != version:
+            info['kubeletVersion'] = info['kubeProxyVersion'] = version
+            put(state, node)

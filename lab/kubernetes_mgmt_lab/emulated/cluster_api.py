@@ -21,6 +21,7 @@ from kubernetes_mgmt_lab.emulated import (
     controllers,
     etcd_mirror,
     etcd_server,
+    recorder,
     store,
     tokens,
 )
@@ -133,6 +134,27 @@ class ClusterApi:
             'query': record.query, 'user': record.user,
             'userAgent': record.user_agent, 'code': record.code}) + '\n'
         store.append_line(os.path.join(self.cluster_dir, AUDIT_LOG), line)
+        if record.code < 300 and record.method in ('PATCH', 'PUT', 'POST'):
+            self._note_change(record)
+
+    def _note_change(self, record: RequestRecord) -> None:
+        """Cordons, uncordons and evictions go into the change log under
+        the host of the node they are about (whoever asked)."""
+        parts = record.path.strip('/').split('/')
+        if parts[:3] == ['api', 'v1', 'nodes'] and len(parts) == 4 and \
+                isinstance(record.body, dict) and \
+                'unschedulable' in (record.body.get('spec') or {}):
+            name = parts[3]
+            host = store.read(self.cluster_dir).get('node_hosts', {}).get(
+                name, '')
+            what = 'cordon' if record.body['spec']['unschedulable'] \
+                else 'uncordon'
+            recorder.note(self.cluster_dir, host, what, node=name,
+                          user=record.user)
+        elif parts[-1:] == ['eviction'] and len(parts) == 7:
+            recorder.note(self.cluster_dir, '', 'eviction',
+                          namespace=parts[4], pod=parts[5],
+                          user=record.user)
 
 
 def read_audit_log(cluster_dir: str) -> list[dict]:

@@ -6,8 +6,10 @@ import os
 from dataclasses import dataclass, field
 
 from kubernetes_mgmt_lab.emulated import store
+from kubernetes_mgmt_lab.releases import KUBERNETES_RELEASES
 
 CONFIG_FILE = 'config.json'
+DAY = 86400.0
 
 
 @dataclass
@@ -28,6 +30,13 @@ class LabConfig:
     # Replicas of a demo Deployment created at init, so drains have
     # ordinary pods to evict.
     demo_replicas: int = 2
+    # Minor -> patch release of the packages the lab's repository has.
+    releases: dict[str, str] = field(
+        default_factory=lambda: dict(KUBERNETES_RELEASES))
+    # Seconds the lab's clock is ahead of the machine's, for whatever
+    # judges certificates (kubeadm certs, upgrade's renewal): a test ages
+    # the cluster's certificates without waiting a year.
+    clock_offset: float = 0.0
 
     def install_seconds(self, host: str) -> float:
         return self.install_delays.get(host, self.install_delay)
@@ -56,3 +65,11 @@ def set_install_delays(cluster_dir: str, seconds: dict[str, float]) -> None:
     """Each named host's install time (others keep install_delay)."""
     update_config(cluster_dir, install_delays={
         name: float(s) for name, s in seconds.items()})
+
+
+def set_clock_offset(cluster_dir: str, days: float = 0.0,
+                     seconds: float = 0.0) -> None:
+    """Move the lab's clock ``days`` + ``seconds`` ahead of the machine's
+    (0 puts it back)."""
+    update_config(cluster_dir, clock_offset=float(days) * DAY +
+                  float(seconds))

@@ -1,4 +1,8 @@
-"""``crictl`` stand-in: version, info, ps, pods, images, pull, rmi."""
+"""``crictl`` stand-in: version, info, ps, pods, images, pull, rmi.
+
+``ps -o json`` lists the control-plane containers of a master's static
+pods (``static_pods``: the kubelet's sync happens then), filtered by
+``--name`` (a regular expression) and ``--state``, as crictl does."""
 from __future__ import annotations
 
 import json
@@ -21,7 +25,7 @@ FLAGS = [Flag('runtime-endpoint', short='r'), Flag('image-endpoint',
          Flag('config', short='c'), Flag('output', short='o'),
          Flag('all', value=False, short='a'), Flag('quiet', value=False,
                                                    short='q'),
-         Flag('name'), Flag('namespace')]
+         Flag('name'), Flag('namespace'), Flag('state')]
 
 
 def _my_pods(ctx: Context) -> list[dict]:
@@ -52,6 +56,19 @@ def _ps(ctx: Context, opts) -> None:
                 f'{short}  {pod["metadata"]["name"]}  Running')
 
 
+def _containers(ctx: Context, opts) -> list[dict]:
+    name, state = opts.get('name'), opts.get('state')
+    if state and state.lower() not in ('running', 'container_running'):
+        return []       # every container the lab knows runs
+    try:
+        pattern = re.compile(name) if name else None
+    except re.error as e:
+        raise CommandError(f'crictl: invalid --name {name!r}: {e}',
+                           1) from None
+    return [c for c in static_pods.containers(ctx)
+            if pattern is None or pattern.search(c['metadata']['name'])]
+
+
 def main(ctx: Context, args: list[str]) -> int:
     try:
         opts = flags.parse(FLAGS, args)
@@ -70,6 +87,9 @@ def main(ctx: Context, args: list[str]) -> int:
     if words[:1] == ['info']:
         ctx.out(json.dumps({'status': {'conditions': [
             {'type': 'RuntimeReady', 'status': True}]}}, indent=2))
+    elif words[:1] == ['ps'] and opts.get('output') == 'json':
+        ctx.out(json.dumps({'containers': _containers(ctx, opts)},
+                           indent=2))
     elif words[:1] in (['ps'], ['pods']):
         _ps(ctx, opts)
     elif words[:1] == ['images']:

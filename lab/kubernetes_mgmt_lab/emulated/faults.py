@@ -29,6 +29,26 @@ def inject_fault(cluster_dir: str, host: str, prefix: str, message: str,
                                                'times': int(times)}
 
 
+def fail_upgrade_node(cluster_dir: str, host: str,
+                      message: str = 'injected fault: kubeadm upgrade node',
+                      midway: bool = False) -> None:
+    """The next ``kubeadm upgrade node`` on ``host`` fails once: before it
+    changes anything, or with ``midway`` after its new API server started
+    (a control-plane node then rolls back, as kubeadm does)."""
+    stage = '@control-plane' if midway else ''
+    inject_fault(cluster_dir, host, f'kubeadm upgrade node{stage}', message)
+
+
+def fail_upgrade_apply_midway(
+        cluster_dir: str, host: str = '*',
+        message: str = 'injected fault: kubeadm upgrade apply') -> None:
+    """The next ``kubeadm upgrade apply`` (on ``host``) fails once in the
+    middle of its control-plane phase, its new API server already
+    running: it rolls the node back to the old version."""
+    inject_fault(cluster_dir, host, 'kubeadm upgrade apply@control-plane',
+                 message)
+
+
 def clear_faults(cluster_dir: str) -> None:
     with store.locked_file(cluster_dir, FAULTS_FILE, {}) as faults:
         faults.clear()

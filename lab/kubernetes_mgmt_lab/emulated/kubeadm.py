@@ -1,5 +1,6 @@
 """``kubeadm`` stand-in: init, join, reset, token, upload-certs,
-certificate-key, version and config images, with kubeadm's flags."""
+certificate-key, upgrade (plan, apply, node), certs (check-expiration,
+renew), version and config images, with kubeadm's flags."""
 from __future__ import annotations
 
 import importlib
@@ -111,6 +112,15 @@ COMMANDS = [
     (('token', 'delete'), kcli.TOKEN_FLAGS, 'kubeadm_token:token_delete'),
     (('token', 'generate'), [], _tokens('new_token')),
     (('certs', 'certificate-key'), [], _tokens('new_certificate_key')),
+    (('upgrade', 'plan'), kcli.UPGRADE_PLAN_FLAGS,
+     'kubeadm_upgrade:run_plan'),
+    (('upgrade', 'apply'), kcli.UPGRADE_APPLY_FLAGS,
+     'kubeadm_upgrade:run_apply'),
+    (('upgrade', 'node'), kcli.UPGRADE_NODE_FLAGS,
+     'kubeadm_upgrade:run_node'),
+    (('certs', 'check-expiration'), kcli.CERTS_FLAGS,
+     'kubeadm_certs:check_expiration'),
+    (('certs', 'renew'), kcli.CERTS_FLAGS, 'kubeadm_certs:renew'),
     (('version',), kcli.VERSION_FLAGS, _version),
     (('config', 'images', 'pull'), kcli.IMAGE_FLAGS,
      lambda c, o: _config_images(c, o, 'pull')),
@@ -118,7 +128,8 @@ COMMANDS = [
      lambda c, o: _config_images(c, o, 'list')),
 ]
 MUTATING = {('init',), ('join',), ('reset',), ('token', 'create'),
-            ('token', 'delete'), ('init', 'phase', 'upload-certs')}
+            ('token', 'delete'), ('init', 'phase', 'upload-certs'),
+            ('upgrade', 'apply'), ('upgrade', 'node'), ('certs', 'renew')}
 
 
 def _words(args: list[str]) -> list[str]:

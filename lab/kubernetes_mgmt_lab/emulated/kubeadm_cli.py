@@ -107,3 +107,27 @@ TOKEN_FLAGS = [Flag('print-join-command', value=False), Flag('ttl'),
 UPLOAD_FLAGS = [Flag('upload-certs', value=False), Flag('certificate-key'),
                 Flag('config'), Flag('kubeconfig'),
                 Flag('skip-certificate-key-print', value=False)]
+
+_UPGRADE_COMMON = [Flag('config'), Flag('kubeconfig'),
+                   Flag('ignore-preflight-errors', multi=True),
+                   Flag('allow-experimental-upgrades', value=False),
+                   Flag('allow-release-candidate-upgrades', value=False),
+                   Flag('feature-gates'), Flag('print-config', value=False)]
+UPGRADE_PLAN_FLAGS = [*_UPGRADE_COMMON, Flag('output', short='o'),
+                      Flag('show-managed-fields', value=False)]
+UPGRADE_APPLY_FLAGS = [*_UPGRADE_COMMON, Flag('yes', value=False,
+                                              short='y'),
+                       Flag('force', value=False, short='f'),
+                       Flag('dry-run', value=False),
+                       Flag('etcd-upgrade', value=False),
+                       Flag('certificate-renewal', value=False),
+                       Flag('patches'), Flag('skip-phases', multi=True)]
+UPGRADE_NODE_FLAGS = [Flag('config'), Flag('kubeconfig'),
+                      Flag('ignore-preflight-errors', multi=True),
+                      Flag('dry-run', value=False),
+                      Flag('etcd-upgrade', value=False),
+                      Flag('certificate-renewal', value=False),
+                      Flag('patches'), Flag('skip-phases', multi=True)]
+CERTS_FLAGS = [Flag('config'), Flag('kubeconfig'), Flag('cert-dir'),
+               Flag('output', short='o'),
+               Flag('show-managed-fields', value=False)]

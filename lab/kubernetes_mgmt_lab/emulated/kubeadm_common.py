@@ -12,6 +12,7 @@ from kubernetes_mgmt.remote.retry import wait_until
 from kubernetes_mgmt_lab import pki
 from kubernetes_mgmt_lab.emulated import (
     kubeconfig,
+    labclock,
     packages,
     units,
     yamlio,
@@ -102,12 +103,30 @@ def install_pki(ctx: Context, control_plane: bool, node: str, ip: str,
     for name in ('sa.key', 'sa.pub'):
         shutil.copyfile(os.path.join(shared, name),
                         os.path.join(local, name))
-    _issue_serving(local, node, ip, endpoint_host, service_subnet, sans)
-    _issue_etcd(local, node, ip)
+    now = labclock.now(ctx)
+    _issue_serving(local, node, ip, endpoint_host, service_subnet, sans,
+                   now)
+    _issue_etcd(local, node, ip, now)
+    _issue_clients(local, now)
+
+
+def _issue_clients(local: str, now) -> None:
+    """The API server's client certificates for the kubelets and for
+    the front proxy (aggregated APIs)."""
+    for name, ca, cn, org in (
+            ('apiserver-kubelet-client', 'ca', 'kube-apiserver-kubelet-'
+             'client', 'kubeadm:cluster-admins'),
+            ('front-proxy-client', 'front-proxy-ca', 'front-proxy-client',
+             None)):
+        cert, key = pki.issue(pki.read(os.path.join(local, f'{ca}.crt')),
+                              pki.read(os.path.join(local, f'{ca}.key')),
+                              cn, org=org, now=now)
+        pki.write(os.path.join(local, f'{name}.crt'), cert)
+        pki.write(os.path.join(local, f'{name}.key'), key, private=True)
 
 
 def _issue_serving(local: str, node: str, ip: str, endpoint_host: str,
-                   service_subnet: str, sans: list[str]) -> None:
+                   service_subnet: str, sans: list[str], now) -> None:
     first_svc = str(next(ipaddress.ip_network(
         service_subnet.split(',')[0], strict=False).hosts()))
     ips, dns = {ip, '127.0.0.1', first_svc}, {
@@ -121,16 +140,17 @@ def _issue_serving(local: str, node: str, ip: str, endpoint_host: str,
     ca_crt = pki.read(os.path.join(local, 'ca.crt'))
     ca_key = pki.read(os.path.join(local, 'ca.key'))
     cert, key = pki.issue(ca_crt, ca_key, 'kube-apiserver',
-                          ips=tuple(sorted(ips)), dns=tuple(sorted(dns)))
+                          ips=tuple(sorted(ips)), dns=tuple(sorted(dns)),
+                          now=now)
     pki.write(os.path.join(local, 'apiserver.crt'), cert)
     pki.write(os.path.join(local, 'apiserver.key'), key, private=True)
 
 
-def _issue_etcd(local: str, node: str, ip: str) -> None:
+def _issue_etcd(local: str, node: str, ip: str, now) -> None:
     ca_crt = pki.read(os.path.join(local, 'etcd', 'ca.crt'))
     ca_key = pki.read(os.path.join(local, 'etcd', 'ca.key'))
     cert, key = pki.issue(ca_crt, ca_key, node, ips=(ip, '127.0.0.1'),
-                          dns=(node, 'localhost'))
+                          dns=(node, 'localhost'), now=now)
     for name in ('etcd/server', 'etcd/peer', 'etcd/healthcheck-client',
                  'apiserver-etcd-client'):
         pki.write(os.path.join(local, f'{name}.crt'), cert)
@@ -142,7 +162,8 @@ def admin_kubeconfig(ctx: Context, server: str, user: str = 'kubernetes-admin',
     local = host_path(PKI_DIR)
     ca_crt = pki.read(os.path.join(local, 'ca.crt'))
     ca_key = pki.read(os.path.join(ctx.cluster_dir, 'pki', 'ca.key'))
-    cert, key = pki.issue(ca_crt, ca_key, user, org=org)
+    cert, key = pki.issue(ca_crt, ca_key, user, org=org,
+                          now=labclock.now(ctx))
     return kubeconfig.render(server, ca_crt, user, cert, key)
 
 

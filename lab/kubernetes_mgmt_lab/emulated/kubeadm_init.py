@@ -10,7 +10,9 @@ from kubernetes_mgmt_lab import pki
 from kubernetes_mgmt_lab.emulated import (
     cluster,
     etcd_server,
+    kubeadm_clusterconfig,
     kubeconfig,
+    labclock,
     objects,
     packages,
     store,
@@ -183,7 +185,9 @@ def register_control_plane(state: dict, ctx: Context, name: str,
     if taints is not None:
         node['spec']['taints'] = list(taints)
     rec = cluster.host_record(state, ctx.host.name)
-    rec['apiserver'] = {'address': address, 'port': port}
+    # The control plane runs the cluster's version (an upgrade moves it).
+    rec['apiserver'] = {'address': address, 'port': port,
+                        'version': state['cluster']['kubernetes_version']}
     rec['kubelet'] = True
 
 
@@ -233,7 +237,7 @@ def run_init(ctx: Context, opts: Parsed) -> int:
     _refuse_second_cluster(ctx)
     shared = os.path.join(ctx.cluster_dir, 'pki')
     shutil.rmtree(shared, ignore_errors=True)
-    pki.create_cluster_pki(shared)
+    pki.create_cluster_pki(shared, now=labclock.now(ctx))
     endpoint_host, _ = kconf.split_endpoint(_endpoint(s))
     common.install_pki(ctx, True, s.node_name, s.advertise_address,
                        endpoint_host, s.service_subnet, s.cert_sans)
@@ -251,7 +255,7 @@ def run_init(ctx: Context, opts: Parsed) -> int:
         {s.node_name: etcd_server.peer_url(s.advertise_address)},
         existing=False))
     common.start_apiserver(ctx, s.advertise_address, s.bind_port, version)
-    units.set_active(ctx, 'kubelet', True)
+    units.set_active(ctx, 'kubelet', True, restarted=True)
     _wait_endpoint(ctx, s)
     ca = common.ca_pem(ctx)
     kubelet = packages.kube_version('kubelet', ctx.config.kubernetes_version)
@@ -263,6 +267,7 @@ def run_init(ctx: Context, opts: Parsed) -> int:
         cert_key = tokens.set_certificate_key(
             state['cluster'], s.certificate_key) if s.upload_certs else None
         _addons(state, s, version, ctx.config.demo_replicas)
+        kubeadm_clusterconfig.put(state)
         cluster.reconcile(state)
     if cert_key:
         ctx.out('[upload-certs] Storing the certificates in Secret '

@@ -184,7 +184,7 @@ def run_join(ctx: Context, opts: Parsed) -> int:
         kubeadm_etcd.join(ctx, s.node_name, s.advertise_address)
         common.start_apiserver(ctx, s.advertise_address, s.bind_port,
                                version)
-    units.set_active(ctx, 'kubelet', True)
+    units.set_active(ctx, 'kubelet', True, restarted=True)
     with store.mutate(ctx.cluster_dir) as state:
         if s.control_plane:
             register_control_plane(state, ctx, s.node_name,

@@ -5,6 +5,7 @@ stopping nfs-server syncs and clears the export table, as its unit's
 from __future__ import annotations
 
 import os
+import sys
 
 from kubernetes_mgmt_lab.emulated import daemons, hoststate, packages
 from kubernetes_mgmt_lab.emulated.host import host_path
@@ -107,20 +108,38 @@ def _job_failed(unit: str, output: str) -> UnitError:
         'details.', 1)
 
 
-def set_active(ctx: Context, unit: str, active: bool) -> None:
-    """Record the unit as (in)active; the kubelet's state is shared."""
+def set_active(ctx: Context, unit: str, active: bool,
+               restarted: bool = False) -> None:
+    """Record the unit as (in)active (``restarted``: its process was
+    started again even if it was running); the kubelet's state is
+    shared."""
     was = bool(record(unit).get('active'))
     _update(unit, active=active, failed=None)
     if unit == 'nfs-server' and was != active:
         _nfs_exports(active)     # starting an active unit runs nothing
     if unit == 'kubelet':
-        # Only a configured kubelet posts node status to the cluster.
-        from kubernetes_mgmt_lab.emulated import cluster
-        posting = active and os.path.exists(host_path(KUBELET_CONFIG))
-        cluster.set_kubelet(ctx.cluster_dir, ctx.host.name, posting)
+        _kubelet(ctx, active, started=active and (restarted or not was))
 
 
-def start(ctx: Context, unit: str) -> None:
+def _kubelet(ctx: Context, active: bool, started: bool) -> None:
+    """Only a configured kubelet posts node status to the cluster; a
+    kubelet process started now runs the binary installed now, so its
+    node reports that version from now on (not after a mere package
+    upgrade)."""
+    from kubernetes_mgmt_lab.emulated import cluster, recorder
+    posting = active and os.path.exists(host_path(KUBELET_CONFIG))
+    version = None
+    if started:
+        version = packages.kube_version('kubelet',
+                                        ctx.config.kubernetes_version)
+        recorder.note(ctx.cluster_dir, ctx.host.name, 'kubelet-start',
+                      version=version)
+    elif not active:
+        recorder.note(ctx.cluster_dir, ctx.host.name, 'kubelet-stop')
+    cluster.set_kubelet(ctx.cluster_dir, ctx.host.name, posting, version)
+
+
+def start(ctx: Context, unit: str, restarted: bool = False) -> None:
     _require(unit, 'start')
     daemon = daemons.DAEMONS.get(unit)
     if daemon is not None:
@@ -128,11 +147,21 @@ def start(ctx: Context, unit: str) -> None:
             daemons.start(daemon)
         except daemons.DaemonError as e:
             raise _job_failed(unit, e.output) from None
-    set_active(ctx, unit, True)
+    set_active(ctx, unit, True, restarted)
     if unit == 'kubelet' and os.path.isdir(host_path('/etc/kubernetes/'
                                                      'manifests')):
-        from kubernetes_mgmt_lab.emulated import static_pods
+        _sync_static_pods(ctx)
+
+
+def _sync_static_pods(ctx: Context) -> None:
+    """A (re)started kubelet runs its static pods at once; one that
+    fails to start is the kubelet's log's business, not systemctl's."""
+    from kubernetes_mgmt_lab.emulated import static_pods
+    from kubernetes_mgmt_lab.emulated.runner import CommandError
+    try:
         static_pods.sync(ctx)
+    except CommandError as e:
+        print(f'kubelet: static pod failed: {e.message}', file=sys.stderr)
 
 
 def stop(ctx: Context, unit: str) -> None:
@@ -156,7 +185,7 @@ def restart(ctx: Context, unit: str) -> None:
             daemons.stop(daemon)
             raise _job_failed(unit, e.output) from None
         daemons.stop(daemon)
-    start(ctx, unit)
+    start(ctx, unit, restarted=True)
 
 
 def reload(ctx: Context, unit: str) -> None:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 
-from kubernetes_mgmt_lab.emulated import cluster, faults, store
+from kubernetes_mgmt_lab.emulated import (
+    cluster,
+    faults,
+    packages,
+    recorder,
+    store,
+)
 
 
 class ClusterView:
@@ -107,6 +113,11 @@ class ClusterView:
         return (list(info.get('token_history', [])),
                 list(info.get('certificate_key_history', [])))
 
+    def changes(self, host: str | None = None) -> list[dict]:
+        """The change log (``recorder.note``), oldest first."""
+        return [c for c in recorder.changes(self.cluster_dir)
+                if host is None or c['host'] == host]
+
     def host_kubelet_active(self, host: str) -> bool:
         return bool(self.state().get('hosts', {}).get(host, {}).get(
             'kubelet'))
@@ -142,9 +153,87 @@ def reset_cluster(cluster_dir: str) -> None:
     """Forget the emulated cluster (state, logs, CAs, faults; config
     stays)."""
     for name in (store.STATE_FILE, store.ARGV_LOG, store.CPU_LOG,
-                 store.EVENT_LOG, 'faults.json', 'audit.jsonl'):
+                 store.EVENT_LOG, recorder.CHANGES_LOG, 'faults.json',
+                 'audit.jsonl'):
         try:
             os.unlink(os.path.join(cluster_dir, name))
         except FileNotFoundError:
             pass
     shutil.rmtree(os.path.join(cluster_dir, 'pki'), ignore_errors=True)
+
+
+def node_histories(cluster_dir: str) -> dict[str, list[dict]]:
+    """Per lab host, the changes made to it, in order (packages with
+    versions, kubelet starts with versions, kubeadm upgrade start, end
+    and rollback, certificate renewals, cordon and uncordon of its
+    node)."""
+    histories: dict[str, list[dict]] = {}
+    for change in recorder.changes(cluster_dir):
+        if change['host']:
+            histories.setdefault(change['host'], []).append(change)
+    return histories
+
+
+class _NodeReplay:
+    """A host's Kubernetes software as its history leaves it."""
+
+    def __init__(self) -> None:
+        self.packages: dict[str, str] = {}
+        self.kubelet: str | None = None      # the running kubelet
+        self.upgrading: str | None = None    # a kubeadm upgrade under way
+        self.cordoned = False
+
+    def apply(self, change: dict) -> None:
+        what = change['what']
+        if what == 'package' and change['package'] in \
+                packages.KUBE_PACKAGES:
+            if change.get('version'):
+                self.packages[change['package']] = change['version']
+            else:
+                self.packages.pop(change['package'], None)
+        elif what == 'kubelet-start':
+            self.kubelet = change['version']
+        elif what in ('upgrade-apply-start', 'upgrade-node-start'):
+            self.upgrading = what[:-len('-start')]
+        elif what in ('upgrade-apply-end', 'upgrade-node-end',
+                      'upgrade-rollback'):
+            self.upgrading = None
+        elif what in ('cordon', 'uncordon'):
+            self.cordoned = what == 'cordon'
+
+    def problems(self) -> list[str]:
+        found = []
+        if self.upgrading:
+            found.append(f'kubeadm {self.upgrading.replace("-", " ")} '
+                         'did not finish')
+        minors = {name: '.'.join(v.split('.')[:2])
+                  for name, v in self.packages.items()}
+        if len(set(minors.values())) > 1:
+            found.append('packages of different minors: ' + ', '.join(
+                f'{n} {self.packages[n]}' for n in sorted(minors)))
+        installed = self.packages.get('kubelet', '').split('-')[0]
+        if self.kubelet and installed and \
+                self.kubelet.lstrip('v') != installed:
+            found.append(f'kubelet {self.kubelet} runs but {installed} is '
+                         'installed (not restarted)')
+        return found
+
+
+def half_upgraded(cluster_dir: str) -> list[str]:
+    """Every moment a node was in service (never cordoned, or just
+    uncordoned, or at the end of the log) with its Kubernetes software
+    half-upgraded: packages of different minors, a kubelet not restarted
+    after its upgrade, or a kubeadm upgrade that did not finish. Empty
+    when no node ever was."""
+    found = []
+    for host, history in node_histories(cluster_dir).items():
+        node = _NodeReplay()
+        for change in history:
+            node.apply(change)
+            if change['what'] == 'uncordon':
+                found += [f'{host}: uncordoned with {p}'
+                          for p in node.problems()]
+        if not node.cordoned:
+            found += [f'{host}: at the end, in service with {p}'
+                      for p in node.problems()]
+    return found

@@ -104,7 +104,7 @@ def plugin_options(root: Root) -> dict[str, str]:
     every lab reach it through the machine."""
     state = lab_state.load(lab_state.state_path(lab_root(root)))
     site = state.mirror_url
-    return {'apt_repository_url': f'{site}apt/',
+    return {'apt_repository_url': f'{site}{mirror.APT_REPO_TEMPLATE}',
             'apt_key_url': f'{site}{mirror.KEY_PATH}',
             'cni_manifest': f'{site}{mirror.CALICO_PATH}',
             'cni_manifest_sha256': mirror.sha256_of(mirror.CALICO_MANIFEST)}

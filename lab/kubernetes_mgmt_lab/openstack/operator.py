@@ -211,6 +211,12 @@ class Operator:
         return self._operate('HEAL', vnf_id, wait, 'vnflcm', 'heal',
                              vnf_id, *args)
 
+    def change_vnfpkg(self, vnf_id: str, request: str,
+                      wait: bool = True) -> dict | None:
+        """v2 ChangeCurrentVnfPackage with the request file."""
+        return self._operate('CHANGE_VNFPKG', vnf_id, wait, 'vnflcm',
+                             'change-vnfpkg', vnf_id, request)
+
     def terminate(self, vnf_id: str, wait: bool = True) -> dict | None:
         return self._operate('TERMINATE', vnf_id, wait, 'vnflcm',
                              'terminate', vnf_id)
