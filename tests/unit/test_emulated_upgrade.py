@@ -264,13 +264,27 @@ def test_apply_then_kubelet_upgrade_and_restart(lab):
         ['upgrade-node-start', 'upgrade-node-end']
 
 
+def _etcd(host) -> tuple[str, bytes]:
+    """The real etcd's pid and its manifest."""
+    with open(host.path('/run/klab/etcd.pid'), encoding='utf-8') as f:
+        pid = f.read().strip()
+    with open(host.path('/etc/kubernetes/manifests/etcd.yaml'), 'rb') as f:
+        return pid, f.read()
+
+
 def test_failure_in_the_middle_of_apply_rolls_the_node_back(lab):
+    """... and etcd, one version for both minors in the lab, is neither
+    rewritten nor restarted by the upgrade, its rollback or the retry."""
     m0, _ = _cluster(lab)
     m0.kubectl('cordon', 'master-0')
     _kubeadm_to(m0, '1.37')
+    etcd = _etcd(m0)
     fail_upgrade_apply_midway(lab.cluster_dir, message='etcd went away')
     failed = m0.run('kubeadm', 'upgrade', 'apply', NEW, '-y')
     assert failed.returncode == 1
+    assert 'Current and new manifests of etcd are equal, skipping ' \
+        'upgrade' in failed.stdout
+    assert _etcd(m0) == etcd
     assert 'error execution phase control-plane: couldn\'t complete the ' \
         'static pod upgrade: couldn\'t upgrade control plane. kubeadm has ' \
         'tried to recover everything into the earlier state. Errors ' \
@@ -286,6 +300,8 @@ def test_failure_in_the_middle_of_apply_rolls_the_node_back(lab):
     m0.run('kubeadm', 'upgrade', 'apply', NEW, '-y', check=True)
     assert _server_version(m0) == NEW
     assert view.info()['kubernetes_version'] == NEW
+    assert _etcd(m0) == etcd
+    m0.etcdctl('endpoint', 'health', check=True)
 
 
 def test_upgrade_node_brings_another_master_to_the_cluster_version(lab):

@@ -196,10 +196,11 @@ def _ignored(opts: Parsed) -> set[str]:
 
 def _image(component: str, version: str) -> str:
     if component == 'etcd':
-        from kubernetes_mgmt_lab.emulated.kubeadm import ADDON_TAGS
-        tags = ADDON_TAGS[min(max(_minor(version), min(ADDON_TAGS)),
-                              max(ADDON_TAGS))]
-        return f'registry.k8s.io/etcd:{tags[2]}'
+        # The lab runs one etcd (Debian's) for every minor, under one
+        # image: its manifest is equal at each target and skipped, as
+        # kubeadm skips an etcd whose version does not change.
+        from kubernetes_mgmt_lab.emulated import etcd_server
+        return etcd_server.IMAGE
     return f'registry.k8s.io/{component}:{version}'
 
 
@@ -222,9 +223,21 @@ def _backup_manifests() -> str:
 
 
 def _restore_manifests(backup: str) -> None:
+    """Put back the manifests the upgrade changed; an unchanged one is
+    left alone, so its pod (etcd, say) is not restarted."""
     for comp in common.COMPONENTS:
-        shutil.copy2(host_path(f'{backup}/{comp}.yaml'),
-                     host_path(_manifest(comp)))
+        saved, current = host_path(f'{backup}/{comp}.yaml'), \
+            host_path(_manifest(comp))
+        if not _same_file(saved, current):
+            shutil.copy2(saved, current)
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        with open(a, 'rb') as fa, open(b, 'rb') as fb:
+            return fa.read() == fb.read()
+    except FileNotFoundError:
+        return False
 
 
 def _apiserver_endpoint(ctx: Context) -> tuple[str, int]:
