@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import ssl
 
 import pytest
@@ -81,3 +82,55 @@ def test_a_manifest_set_aside_and_back_restarts_its_pod_on_new_certs(
     assert master.kubectl('get', '--raw', '/readyz').stdout.strip() == 'ok'
     renewed = _served_not_after(master)
     assert (renewed - served).days >= 344
+
+
+def _etcd_served_not_after(host):
+    """The certificate the real etcd presents to a new client now."""
+    from kubernetes_mgmt_lab.emulated.etcd_gateway import tls_context
+    context = tls_context(host.cluster_dir)
+    context.check_hostname = False
+    with socket.create_connection((host.ip, 2379), timeout=5) as raw, \
+            context.wrap_socket(raw) as tls:
+        return pki.not_after(ssl.DER_cert_to_PEM_cert(
+            tls.getpeercert(binary_form=True)).encode())
+
+
+def _etcd_pid(host) -> int | None:
+    try:
+        with open(host.path('/run/klab/etcd.pid'), encoding='utf-8') as f:
+            pid = int(f.read())
+    except (OSError, ValueError):
+        return None
+    return pid if os.path.exists(f'/proc/{pid}') else None
+
+
+def test_etcd_follows_its_manifest_and_serves_renewed_certificates(master):
+    """etcd is a real process: its manifest set aside stops it (crictl
+    lists no etcd, its port is closed), put back starts it again on the
+    same data; a renewal reaches a new client connection without a
+    restart, as the real etcd reloads its certificate files."""
+    served = _etcd_served_not_after(master)
+    pid = _etcd_pid(master)
+    assert pid is not None
+
+    _move(master, 'etcd', MANIFESTS, HELD)
+    assert 'etcd' not in _running(master).values()
+    assert _etcd_pid(master) is None
+    with pytest.raises(OSError):
+        socket.create_connection((master.ip, 2379), timeout=2).close()
+
+    _move(master, 'etcd', HELD, MANIFESTS)
+    assert 'etcd' in _running(master).values()
+    restarted = _etcd_pid(master)
+    assert restarted not in (None, pid)
+    master.etcdctl('endpoint', 'health', check=True)
+    # The cluster's objects are still there (same data directory).
+    assert master.etcdctl('get', '--prefix', '--keys-only',
+                          '/registry/Namespace/', check=True).stdout
+
+    set_clock_offset(master.cluster_dir, days=345)
+    master.run('kubeadm', 'certs', 'renew', 'all', check=True)
+    renewed = _etcd_served_not_after(master)
+    assert (renewed - served).days >= 344
+    assert _etcd_pid(master) == restarted
+    master.etcdctl('endpoint', 'health', check=True)
