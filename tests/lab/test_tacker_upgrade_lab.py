@@ -17,6 +17,7 @@ import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import pytest
 import requests
@@ -26,6 +27,8 @@ from urllib3.util.retry import Retry
 from kubernetes_mgmt.cluster import admin_account
 from kubernetes_mgmt.operations.upgrade import NODE_VERSIONS_KEY, VERSION_KEY
 from kubernetes_mgmt.shim.v2.instance import VIM_KEY
+from kubernetes_mgmt.state.instance_state import EXPIRY_KEY
+from kubernetes_mgmt_lab.emulated.config import set_clock_offset
 from kubernetes_mgmt_lab.emulated.faults import (
     clear_faults,
     fail_upgrade_node,
@@ -380,8 +383,27 @@ def test_a_downgrade_is_refused_before_any_change(site):
 
 
 def test_a_scale_out_after_the_upgrade_joins_at_the_new_minor(site):
-    site.op.scale(site.vnf_id, 'SCALE_OUT', 'worker_instance',
-                  params=USER_DATA)
+    """... and renews the certificates, aged to 20 days left by the lab's
+    clock, on every master: the metadata shows the new expiry."""
+    cluster_dir = inspect.cluster_dir(site.root)
+    before = _expiry(site)
+    set_clock_offset(cluster_dir, days=345)
+    try:
+        site.op.scale(site.vnf_id, 'SCALE_OUT', 'worker_instance',
+                      params=USER_DATA)
+    finally:
+        set_clock_offset(cluster_dir, days=0)
     versions = node_versions(site)
     assert len(versions) == 7
     assert {minor_of(v) for v, _ in versions.values()} == {NEW}
+    after = _expiry(site)
+    assert (after - before).days >= 344, (before, after)
+    renewed = [c for c in inspect.cluster(site.root).changes()
+               if c['what'] == 'certs-renewed']
+    assert {c['host'] for c in renewed} >= {
+        v.lab_host for v in _vnfcs(site) if v.vdu == MASTER}, renewed
+
+
+def _expiry(s: Site) -> datetime:
+    text = s.op.show(s.vnf_id)['metadata'][EXPIRY_KEY]
+    return datetime.fromisoformat(text.replace('Z', '+00:00'))
