@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.cluster import roles
 from kubernetes_mgmt.cluster.cluster_plan import ClusterPlan, Node, build_plan
+from kubernetes_mgmt.cluster.etcd_snapshot import Snapshot
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.engine import runner
 from kubernetes_mgmt.engine.graph import CLUSTER, Graph
@@ -191,6 +192,11 @@ class OperationContext:
 
     def save(self) -> None:
         self.store.save(self.state)
+
+    def remember_snapshot(self, snapshot: Snapshot) -> None:
+        """The latest etcd snapshot, in the instance's stored state."""
+        self.state.etcd_snapshot = snapshot.record()
+        self.save()
 
     def finish(self) -> Progress:
         self.save()

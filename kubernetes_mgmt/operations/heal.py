@@ -175,7 +175,7 @@ def heal_start_graph(op: OperationContext, setup: ClusterSetup,
         staying = [m for m in plan.masters if m.name not in names]
         previous = declare.etcd_snapshot(
             graph, setup, staying, [noted, *master.needs], 'heal',
-            remember=lambda s: _remember_snapshot(op, s))
+            remember=op.remember_snapshot)
         lbs = declare.load_balancers(graph, setup, staying,
                                      backends=staying, needs=[previous])
     for target in masters:
@@ -195,12 +195,6 @@ def heal_start_graph(op: OperationContext, setup: ClusterSetup,
                   lambda g: storage_actions.release_volumes(plan, kube(g)),
                   needs=[noted, *master.needs])
     return graph
-
-
-def _remember_snapshot(op: OperationContext, snapshot) -> None:
-    """The latest snapshot, in the instance's stored state."""
-    op.state.etcd_snapshot = snapshot.record()
-    op.save()
 
 
 def _remove_master(setup: ClusterSetup, master: Node, target: Target,

@@ -40,6 +40,7 @@ from kubernetes_mgmt.params import versions
 from kubernetes_mgmt.params.upgrade_request import UpgradeOptions
 from kubernetes_mgmt.params.versions import Minor
 from kubernetes_mgmt.state.instance_state import DriverState
+from kubernetes_mgmt.steps import declare
 from kubernetes_mgmt.steps.certificates import certificates
 from kubernetes_mgmt.steps.cluster_setup import ClusterSetup
 from kubernetes_mgmt.steps.upgrade_actions import Upgrade
@@ -100,7 +101,15 @@ def upgrade_graph(op: OperationContext, work: Upgrade,
     survey = graph.add('check nodes and versions', CLUSTER,
                        lambda g: work.survey(master.of(g)),
                        needs=master.needs)
-    previous: list[Step] = [survey]
+    # Before the first control-plane change; a retry once every master
+    # runs the target has none left to protect.
+    snapshot = declare.etcd_snapshot(
+        graph, setup, plan.masters, [survey, *master.needs], OPERATION,
+        remember=op.remember_snapshot,
+        check=lambda g: any(not g.of(survey)[m.name].on(work.target)
+                            for m in plan.masters),
+        why=f'every master runs {work.target}')
+    previous: list[Step] = [survey, snapshot]
     upgraded: list[Step] = []
     for batch in upgrade_order(plan.masters, plan.workers,
                                work.options.max_unavailable):

@@ -20,7 +20,7 @@ from kubernetes_mgmt.cluster import etcd_snapshot as etcd_snapshot_mod
 from kubernetes_mgmt.cluster.cluster_plan import Node
 from kubernetes_mgmt.cluster.roles import JoinSecrets
 from kubernetes_mgmt.conf import CONF
-from kubernetes_mgmt.engine.graph import CLUSTER, Given, Graph, Step
+from kubernetes_mgmt.engine.graph import CLUSTER, Check, Given, Graph, Step
 from kubernetes_mgmt.steps import storage_actions
 from kubernetes_mgmt.steps.cluster_setup import ClusterSetup
 from kubernetes_mgmt.topology.hosts import Role
@@ -229,11 +229,13 @@ def register_volumes(graph: Graph, setup: ClusterSetup, master: Master,
 def etcd_snapshot(graph: Graph, setup: ClusterSetup, masters: Sequence[Node],
                   needs: Sequence[Step | None], operation: str,
                   remember: Callable[[etcd_snapshot_mod.Snapshot], None]
-                  | None = None) -> Step:
+                  | None = None, check: Check | None = None,
+                  why: str = '') -> Step:
     """An etcd snapshot before a control-plane change, on the first
     healthy master of ``masters`` (those that stay); ``remember`` gets
     it (to record it in the instance). Steps that change the control
-    plane must need this one."""
+    plane must need this one. ``check``: falsy when no change is left
+    (a retry after the control plane was done; ``why`` says so)."""
     def take(_) -> etcd_snapshot_mod.Snapshot:
         snapshot = etcd_snapshot_mod.take(
             setup.plan, setup.session, operation,
@@ -242,4 +244,5 @@ def etcd_snapshot(graph: Graph, setup: ClusterSetup, masters: Sequence[Node],
             remember(snapshot)
         return snapshot
 
-    return graph.add('etcd snapshot', CLUSTER, take, needs=list(needs))
+    return graph.add('etcd snapshot', CLUSTER, take, needs=list(needs),
+                     check=check, why=why)

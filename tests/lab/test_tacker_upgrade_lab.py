@@ -24,10 +24,10 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
-from kubernetes_mgmt.cluster import admin_account
+from kubernetes_mgmt.cluster import admin_account, etcd_snapshot
 from kubernetes_mgmt.operations.upgrade import NODE_VERSIONS_KEY, VERSION_KEY
 from kubernetes_mgmt.shim.v2.instance import VIM_KEY
-from kubernetes_mgmt.state.instance_state import EXPIRY_KEY
+from kubernetes_mgmt.state.instance_state import EXPIRY_KEY, METADATA_KEY
 from kubernetes_mgmt_lab.emulated.config import set_clock_offset
 from kubernetes_mgmt_lab.emulated.faults import (
     clear_faults,
@@ -370,6 +370,17 @@ def test_the_retry_completes_once_the_budget_is_relaxed(site):
         metadata[NODE_VERSIONS_KEY]).values()} == {NEW}
     assert set(json.loads(metadata[NODE_VERSIONS_KEY])) == set(versions)
     assert not half_upgraded_nodes(site)
+    # An etcd snapshot before each attempt that changed the control
+    # plane (the last retry found every master on 1.37 and took none):
+    # the latest is kept on each master with its checksum.
+    snapshot = json.loads(metadata[METADATA_KEY])['state']['etcd_snapshot']
+    assert snapshot['name'].endswith('-upgrade.db'), snapshot
+    for vnfc in _vnfcs(site):
+        if vnfc.vdu == MASTER:
+            listed = inspect.run_in_vm(site.root, vnfc, [
+                'ls', etcd_snapshot.MASTER_DIR]).stdout.split()
+            assert snapshot['name'] in listed, (vnfc.lab_host, listed)
+            assert f'{snapshot["name"]}.sha256' in listed
 
 
 def test_a_downgrade_is_refused_before_any_change(site):

@@ -61,6 +61,9 @@ def test_masters_one_at_a_time_then_workers_in_batches(plan):
     survey = 'check nodes and versions cluster'
     first = f'upgrade {label["m0"]}'
     assert survey in _needs(graph, first)
+    # etcd is saved before the first control-plane change.
+    assert 'etcd snapshot cluster' in _needs(graph, first)
+    assert survey in _needs(graph, 'etcd snapshot cluster')
     assert f'upgrade {label["m0"]}' in _needs(graph, f'upgrade {label["m1"]}')
     assert f'upgrade {label["m1"]}' in _needs(graph, f'upgrade {label["m2"]}')
     # Workers w0, w1 together after the last master; w2, w3 after both
