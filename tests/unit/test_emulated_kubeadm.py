@@ -14,11 +14,12 @@ from types import SimpleNamespace
 import pytest
 
 from kubernetes_mgmt.remote.retry import poll
-from kubernetes_mgmt_lab.emulated import testing
+from kubernetes_mgmt_lab.emulated import store, testing
 from kubernetes_mgmt_lab.emulated.view import (
     ClusterView,
     expire_certificate_key,
     expire_tokens,
+    set_host_down,
 )
 
 HA_CONFIG = """\
@@ -270,6 +271,51 @@ def test_reset_keeps_node_and_stops_apiserver(lab):
     assert proc.returncode == 1
     assert 'admin.conf: no such file' in proc.stderr
     assert not ClusterView(lab.cluster_dir).etcd_members()
+
+
+def _uids(view: ClusterView, kind: str) -> dict[str, str]:
+    return {o['metadata']['name']: o['metadata']['uid']
+            for o in view.objects(kind)}
+
+
+def test_init_on_new_vms_keeps_the_new_clusters_objects(lab):
+    """A cluster's VMs deleted and new ones (same names, addresses)
+    made by the lab's cloud, then ``kubeadm init`` again in the same
+    lab: the new cluster holds what its init wrote, in the state and in
+    its new etcd, whatever etcd bookkeeping the old one left (here: its
+    last write to etcd had failed before etcd held any marker of it, as
+    an init whose write timed out leaves it)."""
+    m0 = lab('master-0', 10, 'master')
+    m0.run('kubeadm', 'init', check=True)
+    m0.run('kubectl', '--kubeconfig', '/etc/kubernetes/admin.conf',
+           'apply', '-f', '-', stdin=testing.CNI_MANIFEST, check=True)
+    view = ClusterView(lab.cluster_dir)
+    old = _uids(view, 'Namespace')
+    # The cloud deletes the server: its processes, then the cluster is
+    # told the host is gone (hosts.destroy), then its disk.
+    testing.cleanup([m0])
+    set_host_down(lab.cluster_dir, m0.name)
+    shutil.rmtree(m0.root)
+    with store.exclusive(lab.cluster_dir, mirrored=False) as (state, save):
+        state['etcd_mirror'] = {'stale': True}
+        save()
+
+    m0 = lab('master-0', 10, 'master')
+    m0.run('kubeadm', 'init', check=True)
+    new = _uids(view, 'Namespace')
+    assert sorted(new) == ['default', 'kube-node-lease', 'kube-public',
+                           'kube-system']
+    assert not set(new.values()) & set(old.values())
+    # No CNI in the new cluster yet; its RBAC lets the admin apply one.
+    assert [d['metadata']['name'] for d in view.objects('DaemonSet')] == \
+        ['kube-proxy']
+    assert 'kubeadm:cluster-admins' in _uids(view, 'ClusterRoleBinding')
+    m0.run('kubectl', '--kubeconfig', '/etc/kubernetes/admin.conf',
+           'apply', '-f', '-', stdin=testing.CNI_MANIFEST, check=True)
+    stored = json.loads(m0.etcdctl('get', '--print-value-only',
+                                   '/registry/Namespace/kube-system',
+                                   check=True).stdout)
+    assert stored['metadata']['uid'] == new['kube-system']
 
 
 def test_apiserver_answers_health_and_version(lab):

@@ -122,6 +122,26 @@ def _refuse_second_cluster(ctx: Context) -> None:
             '"kubeadm join" instead of a second "kubeadm init"')
 
 
+def _forget_previous_cluster(ctx: Context) -> None:
+    """A new cluster starts from nothing: the previous one's objects and
+    etcd bookkeeping go before this node's new etcd starts. Left until
+    ``_new_cluster_state``, every state save in between (the kubelet
+    restarted, another host's command) would mirror the old cluster's
+    objects into the new etcd against the old marker, and init's own
+    write would then find a marker it did not expect and take that old
+    content back instead of the new cluster's."""
+    with store.exclusive(ctx.cluster_dir, mirrored=False) as (state, save):
+        state['cluster'] = {'initialized': False}
+        state['objects'] = {}
+        state['timers'] = {}
+        state['etcd_mirror'] = {}
+        state['node_hosts'] = {}
+        for rec in state.get('hosts', {}).values():
+            rec.pop('apiserver', None)
+            rec.pop('etcd', None)
+        save()
+
+
 def _endpoint(s: kconf.InitSettings) -> str:
     return s.control_plane_endpoint or \
         f'{s.advertise_address}:{s.bind_port}'
@@ -235,6 +255,7 @@ def run_init(ctx: Context, opts: Parsed) -> int:
     ctx.out('[preflight] Running pre-flight checks')
     _preflight(ctx, s, version)
     _refuse_second_cluster(ctx)
+    _forget_previous_cluster(ctx)
     shared = os.path.join(ctx.cluster_dir, 'pki')
     shutil.rmtree(shared, ignore_errors=True)
     pki.create_cluster_pki(shared, now=labclock.now(ctx))
