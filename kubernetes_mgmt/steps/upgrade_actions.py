@@ -11,6 +11,7 @@ on its old version (cordoned), never half-way.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -48,11 +49,11 @@ class Upgrade:
         when the skew rules forbid moving a node to the target."""
         plan, session = self.setup.plan, self.setup.session(master)
         found = node_versions.nodes(session)
-        masters = {m.name: m.ip for m in plan.masters}
-        for name, ip in masters.items():
-            if name in found:
-                found[name] = node_versions.node_version(session, name, ip) \
-                    or found[name]
+        for m in plan.masters:
+            if m.name in found:     # one node list, then each API server
+                found[m.name] = dataclasses.replace(
+                    found[m.name], api_server=node_versions.
+                    api_server_version(session, m.ip))
         problems = [p for n in plan.nodes
                     for p in self._node_problems(n, found.get(n.name))]
         if problems:
