@@ -137,7 +137,20 @@ def tacker_site():
     finally:
         if os.path.exists(os.path.join(root, 'openstack.json')):
             site.down(root)
+        _keep_logs(Root(root))
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _keep_logs(root) -> None:
+    """``KMGMT_KEEP_SITE_LOGS``: a directory that receives each session
+    site's service logs (Tacker, Heat...) before the site is removed,
+    for a failure seen only in a full run."""
+    import shutil
+
+    keep = os.environ.get('KMGMT_KEEP_SITE_LOGS')
+    if keep and os.path.isdir(root.log_dir()):
+        shutil.copytree(root.log_dir(), os.path.join(
+            keep, os.path.basename(root.path)), dirs_exist_ok=True)
 
 
 @pytest.fixture(scope='session')
