@@ -18,18 +18,20 @@ registered again, pointing at the new server, once it is set up.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.cluster import etcd, vip
+from kubernetes_mgmt.cluster import etcd, heal_guard, vip
 from kubernetes_mgmt.cluster.cluster_plan import ClusterPlan, Node
+from kubernetes_mgmt.cluster.node_health import read_health
 from kubernetes_mgmt.cluster.node_removal import remove_node
 from kubernetes_mgmt.cluster.placement import node_labels
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.engine.graph import CLUSTER, Graph
 from kubernetes_mgmt.engine.progress import Progress
-from kubernetes_mgmt.errors import Problem, ValidationError
+from kubernetes_mgmt.errors import MgmtDriverError, Problem, ValidationError
 from kubernetes_mgmt.operations.context import OperationContext
 from kubernetes_mgmt.operations.request import InstanceStore, OperationRequest
 from kubernetes_mgmt.state.instance_state import DriverState
@@ -127,17 +129,47 @@ def _check_a_master_stays(state: DriverState,
 # -- heal_start -------------------------------------------------------------
 
 def heal_start(request: OperationRequest, store: InstanceStore,
-               vnfc_ids: Sequence[str]) -> Progress:
+               vnfc_ids: Sequence[str], force: bool = False) -> Progress:
+    """``force``: the request's ``additionalParams.force`` (lifts the
+    heal guards an operator may overrule)."""
     op = OperationContext.open('heal', request, store)
     chosen = targets(request, vnfc_ids, op.state)
     plan = op.read_plan()
+    limits = guard_limits(lifted=force or not request.autoheal)
     with op.setup(plan) as setup:
-        op.run(heal_start_graph(op, setup, chosen))
+        op.run(heal_start_graph(op, setup, chosen, limits))
     return op.finish()
 
 
+def guard_limits(lifted: bool) -> heal_guard.Limits:
+    """The configured guards; ``lifted``: only the quorum guard holds
+    (a forced heal, or an instance Tacker never heals on an alert: the
+    driver cannot tell Tacker's automatic heal from an operator's, as
+    Tacker 16 passes it no mark of one)."""
+    conf = CONF.kubernetes_mgmt
+    return heal_guard.Limits(conf.heal_max_unhealthy, conf.heal_repeat_limit,
+                             float(conf.heal_repeat_window), force=lifted)
+
+
+def check_safe(op: OperationContext, setup: ClusterSetup, master: Node,
+               chosen: Sequence[Target], limits: heal_guard.Limits) -> None:
+    """Refuse the heal (before anything changes) when a guard says so;
+    the cluster's health is read now, from ``master``."""
+    plan = setup.plan
+    health = read_health(setup.session(master), plan.masters, plan.workers)
+    names = [t.name for t in chosen if t.role != STORAGE]
+    try:
+        heal_guard.check(names, health, limits, op.state.heals, time.time())
+    except heal_guard.HealRefused as refused:
+        raise MgmtDriverError(f'heal refused, nothing changed: {refused}') \
+            from None
+    LOG.info('%s: heal of %s is safe: %s', op.who, ', '.join(names),
+             '; '.join(h.describe() for h in health.values()))
+
+
 def heal_start_graph(op: OperationContext, setup: ClusterSetup,
-                     chosen: Sequence[Target]) -> Graph:
+                     chosen: Sequence[Target],
+                     limits: heal_guard.Limits) -> Graph:
     """From a master that stays: refuse a storage heal while a PV is
     Bound (before anything changes); note the targets in the instance;
     take healed masters out of the other masters' HAProxy; remove each
@@ -150,9 +182,13 @@ def heal_start_graph(op: OperationContext, setup: ClusterSetup,
     healing_storage = any(t.role == STORAGE for t in chosen)
     timeout = CONF.kubernetes_mgmt.drain_timeout
 
-    master = certificates(graph, setup, _staying(plan, names),
-                          op.choose_master(graph, setup, names),
-                          state=op.state)
+    helper = op.choose_master(graph, setup, names)
+    safe = graph.add('check heal is safe', CLUSTER,
+                     lambda g: check_safe(op, setup, helper.of(g), chosen,
+                                          limits),
+                     needs=helper.needs)
+    master = certificates(graph, setup, _staying(plan, names), helper,
+                          [safe], state=op.state)
 
     def kube(given):
         return setup.session(master.of(given))
@@ -263,6 +299,8 @@ def heal_end(request: OperationRequest, store: InstanceStore,
                 op.state.forget_node(server_id)
         op.state.healing.pop(vnfc_id, None)
     op.remember(nodes)
+    op.state.record_heals([n.name for n in nodes], time.time(),
+                          CONF.kubernetes_mgmt.heal_repeat_window)
     for vnfc_id, node in server:
         op.state.storage_server = node.host.server_id
         op.state.healing.pop(vnfc_id, None)

@@ -51,6 +51,8 @@ class OperationRequest:
     vnfcs: Mapping[str, Vnfc] = field(default_factory=dict)
     # Nova server id -> the availability zone a grant gave its VM.
     zones: Mapping[str, str] = field(default_factory=dict)
+    # vnfConfigurableProperties.isAutohealEnabled: an alert may heal.
+    autoheal: bool = False
 
     def stack(self) -> str:
         """The Heat stack Tacker created for the instance."""
