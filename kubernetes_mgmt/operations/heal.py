@@ -285,7 +285,8 @@ def heal_end(request: OperationRequest, store: InstanceStore,
         raise ValidationError([Problem(
             'vnfcInstanceId', 'every master is being healed: no master is '
             'left to join them to; heal the whole VNF instead')])
-    labels = node_labels(plan.topology, nodes, request.zones)
+    labels = node_labels(plan.topology, nodes, request.zones,
+                         request.instance_id, request.vnfc_of_server())
     moved = [n for vnfc_id, n in healed
              if op.state.healing.get(vnfc_id, {}).get('ip', n.ip) != n.ip]
     # A rebuilt VM is a new Nova server: its key is the one it publishes.

@@ -54,6 +54,11 @@ class OperationRequest:
     # vnfConfigurableProperties.isAutohealEnabled: an alert may heal.
     autoheal: bool = False
 
+    def vnfc_of_server(self) -> dict[str, str]:
+        """Nova server id -> the VNFC id Tacker records for it."""
+        return {v.server_id: v.id for v in self.vnfcs.values()
+                if v.server_id}
+
     def stack(self) -> str:
         """The Heat stack Tacker created for the instance."""
         if not self.stack_id:
