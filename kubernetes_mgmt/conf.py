@@ -152,6 +152,20 @@ heal_guard_opts = [
                     'node\'s heals.'),
 ]
 
+# What Prometheus scrapes for the automatic heal (monitoring.targets).
+monitoring_opts = [
+    cfg.StrOpt('monitoring_targets_dir',
+               help='A directory Prometheus reads with file_sd_configs: '
+                    'at the end of every operation that changes the '
+                    'nodes, the driver writes there one file per VNF '
+                    'instance naming each node\'s node exporter with its '
+                    'vnf_instance_id and vnfc_info_id, and removes it at '
+                    'terminate. Unset: no file. With conductors on '
+                    'several hosts, a directory they share.'),
+    cfg.PortOpt('node_exporter_port', default=9100,
+                help='The port of the node exporter on every VM.'),
+]
+
 # The control plane's certificates (kubeadm issues them for one year).
 certificate_opts = [
     cfg.IntOpt('cert_renew_days', default=30, min=1, max=364,
@@ -243,7 +257,8 @@ cnf_opts = [
 ]
 
 _ALL = (ssh_opts, orchestration_opts, kubernetes_opts,
-        certificate_opts, heal_guard_opts, tacker_opts, state_opts)
+        certificate_opts, heal_guard_opts, monitoring_opts, tacker_opts,
+        state_opts)
 
 
 def register_opts(conf: cfg.ConfigOpts = cfg.CONF) -> None:
