@@ -4,9 +4,11 @@ cluster's health as read just before it (no host is changed here).
 A heal may come from an alert with no human to stop it, so four guards
 hold, as Cluster API's MachineHealthCheck and Magnum's auto-healing do:
 
-- etcd keeps its quorum: one master per heal, and none while too few of
-  the other masters are healthy to keep a majority once its member is
-  removed (never lifted: a lost quorum is restored from a snapshot);
+- etcd keeps its quorum: one etcd member per heal, and none while too
+  few of the other members are healthy to keep a majority once its
+  member is removed (never lifted: a lost quorum is restored from a
+  snapshot). A master that is no member (after a restore) removes
+  nothing, so several such masters may heal together;
 - at most ``max_unhealthy`` workers unhealthy at once: beyond that the
   cause is not the nodes (network, storage, the cloud);
 - a node that recovered by itself since the alert is not rebuilt;
@@ -72,10 +74,11 @@ def cap_of(max_unhealthy: str, workers: int) -> int:
 
 def check(targets: Sequence[str], health: Mapping[str, NodeHealth],
           limits: Limits, heals: Mapping[str, Iterable[float]],
-          now: float) -> None:
+          now: float, members: Sequence[str] | None = None) -> None:
     """Raise HealRefused naming what makes healing ``targets`` (node
-    names) unsafe; ``heals``: node name -> when it was healed before."""
-    _check_quorum(targets, health)
+    names) unsafe; ``heals``: node name -> when it was healed before;
+    ``members``: etcd's member names (None: every master is one)."""
+    _check_quorum(targets, health, members)
     if limits.force:
         return
     _check_cap(health, limits.max_unhealthy)
@@ -83,29 +86,29 @@ def check(targets: Sequence[str], health: Mapping[str, NodeHealth],
     _check_repeats(targets, limits, heals, now)
 
 
-def _check_quorum(targets: Sequence[str],
-                  health: Mapping[str, NodeHealth]) -> None:
-    masters = [h for h in health.values() if h.role == MASTER]
-    healed = [h for h in masters if h.name in targets]
-    if not healed or len(masters) < 2:
+def _check_quorum(targets: Sequence[str], health: Mapping[str, NodeHealth],
+                  members: Sequence[str] | None) -> None:
+    if members is None:
+        members = [h.name for h in health.values() if h.role == MASTER]
+    healed = [name for name in members if name in targets]
+    if not healed or len(members) < 2:
         return      # single master: refused elsewhere (heal the VNF)
     if len(healed) > 1:
         raise HealRefused(
-            f'masters {", ".join(h.name for h in healed)} named in one '
-            'heal: masters are healed one at a time, so that etcd keeps '
+            f'masters {", ".join(healed)} named in one heal are etcd '
+            'members: they are healed one at a time, so that etcd keeps '
             'its quorum; heal them in separate requests')
-    others = [h for h in masters if h not in healed]
-    healthy = [h for h in others if h.healthy]
-    # After the member is removed, len(others) members remain; a
-    # majority of them must be healthy.
-    if len(healthy) <= len(others) / 2:
-        sick = [h.describe() for h in others if not h.healthy]
+    others = [name for name in members if name != healed[0]]
+    sick = [health[n].describe() if n in health else f'{n} (no node)'
+            for n in others if n not in health or not health[n].healthy]
+    # Its member removed, len(others) remain; a majority must be healthy.
+    if len(others) - len(sick) <= len(others) / 2:
         raise HealRefused(
-            f'healing master {healed[0].name} would leave etcd without a '
-            f'quorum: only {len(healthy)} of the other {len(others)} '
-            f'masters are healthy ({", ".join(sick)}). Bring one of them '
-            'back first; if etcd has lost its quorum, restore it from the '
-            'latest snapshot (docs/etcd-restore.rst)')
+            f'healing master {healed[0]} would leave etcd without a '
+            f'quorum: only {len(others) - len(sick)} of the other '
+            f'{len(others)} members are healthy ({", ".join(sick)}). '
+            'Bring one of them back first; if etcd has lost its quorum, '
+            'restore it from the latest snapshot (docs/etcd-restore.rst)')
 
 
 def _check_cap(health: Mapping[str, NodeHealth], max_unhealthy: str) -> None:

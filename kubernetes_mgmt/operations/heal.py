@@ -156,10 +156,20 @@ def check_safe(op: OperationContext, setup: ClusterSetup, master: Node,
     """Refuse the heal (before anything changes) when a guard says so;
     the cluster's health is read now, from ``master``."""
     plan = setup.plan
-    health = read_health(setup.session(master), plan.masters, plan.workers)
+    session = setup.session(master)
+    health = read_health(session, plan.masters, plan.workers)
     names = [t.name for t in chosen if t.role != STORAGE]
     try:
-        heal_guard.check(names, health, limits, op.state.heals, time.time())
+        members = [m.name for m in etcd.members(session, master.name)]
+    except MgmtDriverError as exc:
+        raise MgmtDriverError(
+            f'heal refused, nothing changed: etcd on {master.name} does '
+            f'not list its members ({exc}); if it has lost its quorum, '
+            'restore it from the latest snapshot (docs/etcd-restore.rst)'
+        ) from None
+    try:
+        heal_guard.check(names, health, limits, op.state.heals, time.time(),
+                         members)
     except heal_guard.HealRefused as refused:
         raise MgmtDriverError(f'heal refused, nothing changed: {refused}') \
             from None

@@ -56,7 +56,7 @@ def test_a_master_is_not_healed_while_another_is_down():
     health = cluster(dead_vms={'master-1', 'master-2'})
     message = refusal(['master-1'], health)
     assert 'quorum' in message
-    assert 'only 1 of the other 2 masters' in message
+    assert 'only 1 of the other 2 members' in message
     assert 'master-2 (not Ready, VM not answering)' in message
     # Not even when the operator forces it.
     with pytest.raises(HealRefused):
@@ -66,6 +66,27 @@ def test_a_master_is_not_healed_while_another_is_down():
 
 def test_the_other_master_is_healed_once_one_is_back():
     check(['master-2'], cluster(dead_vms={'master-2'}), LIMITS, {}, NOW)
+
+
+def test_masters_that_are_no_etcd_members_heal_together():
+    # After a restore from a snapshot the survivor is the only member:
+    # rebuilding the other two removes no member.
+    health = cluster(dead_vms={'master-1', 'master-2'})
+    check(['master-1', 'master-2'], health, LIMITS, {}, NOW,
+          members=['master-0'])
+
+
+def test_a_member_without_a_node_counts_as_unhealthy():
+    health = cluster(dead_vms={'master-1'})
+    message = refusal_with(['master-1'], health,
+                           ['master-0', 'master-1', 'master-9'])
+    assert 'master-9 (no node)' in message
+
+
+def refusal_with(targets, health, members) -> str:
+    with pytest.raises(HealRefused) as refused:
+        check(targets, health, LIMITS, {}, NOW, members=members)
+    return str(refused.value)
 
 
 def test_five_masters_keep_quorum_with_two_down():
