@@ -79,6 +79,10 @@ class HostInit:
         that it answers while the VM runs."""
         if not self.exporter_port or self.exporter_pid is not None:
             return
+        if not os.path.exists(NODE_EXPORTER):
+            _log(f'no {NODE_EXPORTER}: this VM runs no node exporter')
+            self.exporter_port = 0
+            return
         argv = [NODE_EXPORTER, '--collector.disable-defaults',
                 '--collector.time',
                 f'--web.listen-address=:{self.exporter_port}']

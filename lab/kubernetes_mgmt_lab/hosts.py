@@ -267,7 +267,8 @@ def boot(state: LabState, host: LabHost,
     if os.environ.get('PYTHONPATH'):
         env['PYTHONPATH'] = os.environ['PYTHONPATH']
     argv = [*ns.enter_argv(), python_for_hosts(), '-m',
-            'kubernetes_mgmt_lab.hostinit', '--sshd-delay', f'{sshd_delay}']
+            'kubernetes_mgmt_lab.hostinit', '--sshd-delay', f'{sshd_delay}',
+            '--node-exporter-port', str(state.node_exporter_port)]
     with open(disk_path(host, INIT_LOG), 'ab') as log:
         return subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=log,
