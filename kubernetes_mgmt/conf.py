@@ -137,7 +137,8 @@ heal_guard_opts = [
                regex=r'^\d+%?$',
                help='Workers that may be unhealthy (NotReady, or their VM '
                     'not answering) for a node heal to go on: a count, or '
-                    'a percentage of the workers rounded down. With more, '
+                    'a percentage of the workers rounded down but at least '
+                    'one (0% and 0: none). With more, '
                     'the cause is likely not the nodes (network, storage, '
                     'the cloud) and the heal is refused naming them, as '
                     'Cluster API\'s MachineHealthCheck maxUnhealthy does. '

@@ -62,14 +62,18 @@ class HealRefused(Exception):
 
 
 def cap_of(max_unhealthy: str, workers: int) -> int:
-    """The number of unhealthy workers tolerated (a percentage rounds
-    down, as MachineHealthCheck's maxUnhealthy does)."""
+    """The number of unhealthy workers tolerated: a count as given; a
+    percentage rounded down, as MachineHealthCheck's maxUnhealthy, but
+    never below one (else 40 % of a cluster of two workers would stop
+    every automatic heal)."""
     match = _CAP.match(max_unhealthy.strip())
     if match is None:
         raise ValueError(f'max_unhealthy {max_unhealthy!r} is neither a '
                          'count nor a percentage such as 40%')
     value, percent = int(match.group(1)), bool(match.group(2))
-    return math.floor(workers * value / 100) if percent else value
+    if not percent:
+        return value
+    return max(1, math.floor(workers * value / 100)) if value else 0
 
 
 def check(targets: Sequence[str], health: Mapping[str, NodeHealth],

@@ -132,8 +132,8 @@ def test_heals_outside_the_window_do_not_count():
 
 
 @pytest.mark.parametrize('given, workers, cap', [
-    ('40%', 3, 1), ('40%', 5, 2), ('40%', 1, 0), ('100%', 4, 4),
-    ('2', 10, 2), (' 0 ', 3, 0)])
+    ('40%', 3, 1), ('40%', 5, 2), ('40%', 2, 1), ('40%', 1, 1),
+    ('100%', 4, 4), ('0%', 4, 0), ('2', 10, 2), (' 0 ', 3, 0)])
 def test_cap_of(given, workers, cap):
     assert cap_of(given, workers) == cap
 
