@@ -11,6 +11,7 @@ Kubernetes binaries.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import itertools
 import json
 import logging
@@ -581,6 +582,43 @@ def kubectl_on(lab, host, *args: str, input: str | None = None):
     return lab.run_in_host(host.name, ['kubectl', '--kubeconfig',
                                        ADMIN_CONF, *args], input=input,
                            timeout=90)
+
+
+def _snapshot_sessions(lab, masters):
+    nodes = tuple(SimpleNamespace(name=node_name(h), label=h.name, ip=h.ip)
+                  for h in masters)
+    plan = SimpleNamespace(masters=nodes, storage=None, vim_name='lab')
+    login = Login(lab.state.username, lab.state.password)
+    return plan, login
+
+
+def test_snapshots_beyond_the_retention_are_removed_everywhere(ha_lab):
+    """Four snapshots with a retention of 2: on the master that saved
+    them and on every master holding copies, the two newest are kept
+    with their checksums, the older two are gone. They are dated a day
+    ahead (retention goes by the time in the name), so the module's
+    earlier snapshots are older, and removed at the end."""
+    lab, _ = ha_lab
+    masters = [h for h in lab.state.hosts if h.role == 'master']
+    plan, login = _snapshot_sessions(lab, masters)
+    start = datetime.datetime.now(datetime.timezone.utc).replace(
+        microsecond=0) + datetime.timedelta(days=1)
+    taken = []
+    with Sessions(lab.known_hosts()) as sessions:
+        for minute in range(4):
+            taken.append(etcd_snapshot.take(
+                plan, lambda n: sessions.get(Endpoint(n.ip, login,
+                                                      label=n.label)),
+                'retention test', 2,
+                now=lambda m=minute: start + datetime.timedelta(minutes=m)))
+    kept = {t.name for t in taken[2:]}
+    for host in masters:
+        listed = set(lab.run_in_host(
+            host.name, ['ls', etcd_snapshot.MASTER_DIR]).stdout.split())
+        assert listed == kept | {f'{n}.sha256' for n in kept}, (host.name,
+                                                                listed)
+        lab.run_in_host(host.name, ['sh', '-c', 'rm -f '
+                                    f'{etcd_snapshot.MASTER_DIR}/*retention*'])
 
 
 def test_lost_quorum_is_restored_from_the_snapshot(ha_lab):

@@ -129,11 +129,14 @@ def configure(root: Root, port: int, keystone_url: str, password: str,
                          'filesystem_store_datadir':
                          os.path.join(base, 'csar_files')},
         'oslo_concurrency': {'lock_path': os.path.join(base, 'lock')},
-        # The infra driver polls Heat every second, not every 10 s (its
-        # default): a lab stack is ready in seconds, and Tacker's scale
-        # wait sleeps one interval before its first look. Same 10-minute
-        # ceiling as the default.
-        'openstack_vim': {'stack_retry_wait': '1', 'stack_retries': '600'},
+        # Tacker's default poll interval (10 s), with a 10-minute ceiling.
+        # Not shorter: v1's scale_wait looks once one interval after its
+        # scaling signal, and if Heat has not started the scaling by then
+        # (no member IN_PROGRESS, no new policy event) it logs "skip
+        # scaling" and goes on with the stack as it was. Heat took 4 s to
+        # start on a loaded CI machine, so with 1 s a scale-in kept its
+        # removed worker in Tacker's VNFCs and a scale-out never ended.
+        'openstack_vim': {'stack_retry_wait': '10', 'stack_retries': '60'},
         # VIM password keys in the root, not /etc/tacker/vim/fernet_keys.
         'vim_keys': {'openstack': os.path.join(base, 'vim_keys'),
                      'use_barbican': 'false'},

@@ -85,7 +85,10 @@ def delete_stack(site: Site, stack_id: str) -> None:
         if stack.stack_status == 'DELETE_FAILED':
             raise LabError(f'stack {stack_id}: DELETE_FAILED: '
                            f'{stack.stack_status_reason}')
-        return stack.stack_status == 'DELETE_COMPLETE'
+        # Heat sets DELETE_COMPLETE a moment before it removes the stack
+        # from its list (seen on a loaded CI machine): wait for both.
+        return stack.stack_status == 'DELETE_COMPLETE' and not list(
+            heat.stacks.list(filters={'id': stack_id}))
     poll(gone, deadline=STACK_TIMEOUT, what=f'stack {stack_id} DELETE',
          ceiling=POLL_CEILING)
 
