@@ -73,6 +73,12 @@ def _vnfcs(s: Site) -> list[inspect.Vnfc]:
     return inspect.vnfcs(s.root, s.op.show(s.vnf_id))
 
 
+def _vnfc_info_ids(s: Site) -> dict[str, str]:
+    """vnfcResourceInfo id -> vnfcInfo id (what alerts and heals name)."""
+    info = s.op.api.vnf_instance(s.vnf_id)['instantiatedVnfInfo']
+    return {v['vnfcResourceInfoId']: v['id'] for v in info['vnfcInfo']}
+
+
 def _heals(s: Site) -> list[dict]:
     return [o for o in s.op.api.op_occurrences(s.vnf_id)
             if o['operation'] == 'HEAL']
@@ -106,7 +112,7 @@ def test_instantiate_with_autoheal_enabled(site):
     nodes = inspect.cluster(site.root).nodes()
     named = {n['metadata']['labels'].get(
         'kubernetes-mgmt.openstack.org/vnfc-info-id') for n in nodes}
-    assert {v.id for v in _vnfcs(site)} <= named
+    assert set(_vnfc_info_ids(site).values()) <= named
 
 
 def test_a_worker_whose_kubelet_stopped_is_healed_by_tacker(site):
@@ -120,7 +126,8 @@ def test_a_worker_whose_kubelet_stopped_is_healed_by_tacker(site):
         'no heal started'
     heal = _heals(site)[-1]
     assert heal['isAutomaticInvocation'] is True
-    assert heal['operationParams']['vnfcInstanceId'] == [worker.id]
+    assert heal['operationParams']['vnfcInstanceId'] == [
+        _vnfc_info_ids(site)[worker.id]]
     site.op.wait(heal['id'])
     assert wait_until(lambda: all(_ready(site).values()),
                       deadline=120, ceiling=2.0), _ready(site)
