@@ -585,6 +585,7 @@ def kubectl_on(lab, host, *args: str, input: str | None = None):
 
 
 def _snapshot_sessions(lab, masters):
+    """The plan and login etcd_snapshot.take needs for the masters."""
     nodes = tuple(SimpleNamespace(name=node_name(h), label=h.name, ip=h.ip)
                   for h in masters)
     plan = SimpleNamespace(masters=nodes, storage=None, vim_name='lab')
@@ -631,10 +632,7 @@ def test_lost_quorum_is_restored_from_the_snapshot(ha_lab):
     survivor, lost = masters[0], masters[1:]
     assert kubectl_on(lab, survivor, 'apply', '-f', '-',
                       input=config_map('before-snapshot')).returncode == 0
-    nodes = tuple(SimpleNamespace(name=node_name(h), label=h.name, ip=h.ip)
-                  for h in masters)
-    plan = SimpleNamespace(masters=nodes, storage=None, vim_name='lab')
-    login = Login(lab.state.username, lab.state.password)
+    plan, login = _snapshot_sessions(lab, masters)
     with Sessions(lab.known_hosts()) as sessions:
         snapshot = etcd_snapshot.take(
             plan, lambda n: sessions.get(Endpoint(n.ip, login,
