@@ -165,6 +165,14 @@ monitoring_opts = [
                     'several hosts, a directory they share.'),
     cfg.PortOpt('node_exporter_port', default=9100,
                 help='The port of the node exporter on every VM.'),
+    cfg.URIOpt('alertmanager_url', schemes=['http', 'https'],
+               help='The Alertmanager that posts to Tacker\'s '
+                    '/alert/auto_healing, e.g. http://alertmanager:9093. '
+                    'Set: each heal of an instance with isAutohealEnabled '
+                    'logs the auto-heal alerts firing for the VNFCs it '
+                    'names (Tacker passes the driver no trace of them). '
+                    'Read only; a failure to read it is logged and '
+                    'changes nothing.'),
 ]
 
 # The control plane's certificates (kubeadm issues them for one year).

@@ -32,6 +32,7 @@ from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.engine.graph import CLUSTER, Graph
 from kubernetes_mgmt.engine.progress import Progress
 from kubernetes_mgmt.errors import MgmtDriverError, Problem, ValidationError
+from kubernetes_mgmt.monitoring import alerts
 from kubernetes_mgmt.operations.context import OperationContext
 from kubernetes_mgmt.operations.request import InstanceStore, OperationRequest
 from kubernetes_mgmt.state.instance_state import DriverState
@@ -133,12 +134,32 @@ def heal_start(request: OperationRequest, store: InstanceStore,
     """``force``: the request's ``additionalParams.force`` (lifts the
     heal guards an operator may overrule)."""
     op = OperationContext.open('heal', request, store)
+    log_alerts(op, request, vnfc_ids)
     chosen = targets(request, vnfc_ids, op.state)
     plan = op.read_plan()
     limits = guard_limits(lifted=force or not request.autoheal)
     with op.setup(plan) as setup:
         op.run(heal_start_graph(op, setup, chosen, limits))
     return op.finish()
+
+
+def log_alerts(op: OperationContext, request: OperationRequest,
+               vnfc_ids: Sequence[str]) -> None:
+    """Which auto-heal alerts fire for the VNFCs healed, when Alertmanager
+    is configured: Tacker passes the driver no trace of them."""
+    url = CONF.kubernetes_mgmt.alertmanager_url
+    if not (url and request.autoheal and vnfc_ids):
+        return
+    try:
+        found = alerts.firing(url, request.instance_id, vnfc_ids)
+    except alerts.AlertsUnreadable as exc:
+        LOG.warning('%s: the alerts behind this heal are unknown: %s',
+                    op.who, exc)
+        return
+    LOG.info('%s: heal of %s; auto-heal alerts firing for them: %s',
+             op.who, ', '.join(vnfc_ids),
+             '; '.join(a.describe() for a in found)
+             or 'none (an operator\'s heal, or the alerts resolved since)')
 
 
 def guard_limits(lifted: bool) -> heal_guard.Limits:

@@ -3,9 +3,10 @@
 Runs inside the host's namespaces, starts the host's OpenSSH server (and,
 with ``--node-exporter-port``, Debian's Prometheus node exporter, as a VM
 image that ships one would), the agent that runs its emulated commands
-(``emulated.agent``) and, as a
-child subreaper, reaps every orphan of the host (daemons that sessions
-start) the way a VM's init does; this machine's PID 1 may not reap.
+(``emulated.agent``), at a boot after the first its enabled units
+(``emulated.boot``) and, as a child subreaper, reaps every orphan of
+the host (daemons that sessions start) the way a VM's init does; this
+machine's PID 1 may not reap.
 Signals: SIGUSR1 starts sshd, SIGUSR2 stops it, SIGTERM stops the host.
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ SSHD_LOG = '/var/log/sshd.log'
 SSHD_CONFIG = '/etc/ssh/sshd_config'
 NODE_EXPORTER = '/usr/bin/prometheus-node-exporter'
 NODE_EXPORTER_LOG = '/var/log/node-exporter.log'
+UNITS_DB = '/var/lib/klab/units.json'     # emulated.units' records
 START_SSHD = signal.SIGUSR1
 STOP_SSHD = signal.SIGUSR2
 _PR_SET_CHILD_SUBREAPER = 36
@@ -124,6 +126,16 @@ class HostInit:
             _reaped_within(self.agent_pid, 5.0)
             self.agent_pid = None
 
+    def boot_units(self) -> None:
+        """A host booted again (it has unit records): start its enabled
+        units in the background, as systemd does (``emulated.boot``)."""
+        if not os.path.exists(UNITS_DB):
+            return
+        argv = [sys.executable, '-m', 'kubernetes_mgmt_lab.emulated.boot']
+        pid = os.posix_spawn(sys.executable, argv, dict(os.environ),
+                             setsigmask=(), setsigdef=(signal.SIGPIPE,))
+        _log(f'enabled units starting, pid {pid}')
+
     def reap(self) -> None:
         while True:
             try:
@@ -145,6 +157,7 @@ class HostInit:
     def run(self) -> int:
         self.start_agent()
         self.start_exporter()
+        self.boot_units()
         while True:
             timeout = None
             if self.sshd_due is not None:

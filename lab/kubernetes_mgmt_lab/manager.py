@@ -489,6 +489,17 @@ class Lab:
         return hosts.exec_in(state, self._host(state, name), argv,
                              input=input, timeout=timeout)
 
+    def power_off(self, name: str) -> None:
+        """Crash host ``name``: every process killed, NIC without carrier
+        (``hosts.power_off``)."""
+        state = self.state
+        hosts.power_off(state, self._host(state, name))
+
+    def power_on(self, name: str) -> None:
+        """Boot a powered-off host again; returns once sshd answers."""
+        state = self.state
+        hosts.power_on(state, self._host(state, name))
+
     def host_path(self, name: str, path: str) -> str:
         """Where ``path`` of host ``name`` is on the machine's disk."""
         return hosts.disk_path(self.host(name), path)

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from kubernetes_mgmt.cluster.placement import VNF_INSTANCE_LABEL, VNFC_LABEL
-from kubernetes_mgmt.monitoring import rules, targets
+from kubernetes_mgmt.monitoring import alerts, rules, targets
 from kubernetes_mgmt.remote.retry import wait_until
 from kubernetes_mgmt_lab.emulated import state_metrics
 from kubernetes_mgmt_lab.net import free_port
@@ -76,7 +76,8 @@ def stack(tmp_path):
     monitoring.configure(root, ports, recorder.url)
     pids = [monitoring.start_alertmanager(root, ports['alertmanager']),
             monitoring.start_prometheus(root, ports['prometheus'])]
-    yield root, recorder, monitoring.url(ports['prometheus'])
+    yield root, recorder, monitoring.url(ports['prometheus']), \
+        monitoring.url(ports['alertmanager'])
     processes.stop(*pids)
     recorder.server.shutdown()
 
@@ -102,7 +103,7 @@ def _node(name: str, ready: str, vnfc: str) -> dict:
 
 
 def test_a_silent_vm_and_a_not_ready_node_reach_tacker(stack, monkeypatch):
-    root, recorder, prometheus = stack
+    root, recorder, prometheus, alertmanager = stack
     port = free_port('127.0.0.1', 19100)
     exporter = _exporter(port)
     try:
@@ -143,6 +144,12 @@ def test_a_silent_vm_and_a_not_ready_node_reach_tacker(stack, monkeypatch):
         **heal, 'vnfc_info_id': VM_VNFC}.items()
     assert firing[rules.NODE_ALERT].items() >= {
         **heal, 'vnfc_info_id': NODE_VNFC, 'node': 'worker-2'}.items()
+    # What a heal of the node's VNFC logs as its cause (alerts.firing).
+    cause = alerts.firing(alertmanager, INSTANCE, [NODE_VNFC, 'other'])
+    assert [(a.name, a.vnfc_info_id) for a in cause] == [
+        (rules.NODE_ALERT, NODE_VNFC)]
+    assert 'worker-2' in cause[0].summary
+    assert alerts.firing(alertmanager, 'another-instance', [NODE_VNFC]) == []
     print(f'\nboth alerts at the webhook {took:.0f} s after the faults '
           f'(rules: {monitoring.LAB_TIMING.vm_silent_for}, '
           f'{monitoring.LAB_TIMING.not_ready_for})')

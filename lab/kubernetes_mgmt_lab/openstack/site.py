@@ -134,12 +134,15 @@ def _start_all(root: Root, state: ServicesState) -> None:
     _start_heat(root, state, keystone_url)
     _start_barbican(root, state, keystone_url)
 
+    # Alertmanager's port first: the plugin logs the alerts behind a heal.
+    state.ports.update(monitoring.ports())
     tacker.configure(
         root, ports['tacker'], keystone_url, pw['keystone_tacker'],
         mariadb.url('tacker', pw['mariadb_tacker'], ports['mariadb'],
                     'tacker'),
         rabbitmq.url('tacker', pw['rabbit_tacker'], ports['rabbitmq']),
-        cloud.plugin_options(root))
+        {**cloud.plugin_options(root),
+         'alertmanager_url': monitoring.url(state.ports['alertmanager'])})
     tacker.setup(root)
     state.pids['tacker-server'] = tacker.start_server(root, ports['tacker'])
     state.save()
@@ -153,7 +156,6 @@ def _start_all(root: Root, state: ServicesState) -> None:
 
 def _start_monitoring(root: Root, state: ServicesState) -> None:
     """Prometheus and Alertmanager, alerting Tacker's auto-heal."""
-    state.ports.update(monitoring.ports())
     monitoring.configure(root, state.ports, tacker.url(state.ports['tacker']))
     state.pids['alertmanager'] = monitoring.start_alertmanager(
         root, state.ports['alertmanager'])
