@@ -307,6 +307,9 @@ def test_a_vm_powered_off_and_on_comes_back_with_its_services(
     assert lab.run_in_host(holder.name, ['systemctl', 'is-active',
                                          'keepalived']).stdout.strip() \
         == 'active'
+    # The boot goes on after sshd: etcd, then the API server.
+    assert poll(lambda: net.port_open(master.ip, 6443, timeout=0.5),
+                deadline=60, what='API server back')
     with Sessions(lab.known_hosts()) as pool:
         m = pool.get(Endpoint(master.ip, login, label=master.name))
         # The API server and etcd are back: the cluster answers.
