@@ -156,11 +156,19 @@ def _start_kubelet(s: Site, vnfc: inspect.Vnfc) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def _next_heal(s: Site, before: int) -> dict:
-    """The first heal Tacker starts after ``before`` heals, once ended."""
-    assert wait_until(lambda: len(_heals(s)) > before,
-                      deadline=HEAL_DEADLINE, ceiling=2.0), 'no heal started'
-    heal = _heals(s)[before]
+def _heal_ids(s: Site) -> set[str]:
+    return {o['id'] for o in _heals(s)}
+
+
+def _next_heal(s: Site, known: set[str]) -> dict:
+    """The first heal Tacker starts that is not in ``known``, once ended
+    (Tacker lists operations in no particular order)."""
+    def new() -> list[dict]:
+        return sorted((o for o in _heals(s) if o['id'] not in known),
+                      key=lambda o: o['startTime'])
+    assert wait_until(new, deadline=HEAL_DEADLINE, ceiling=2.0), \
+        'no heal started'
+    heal = new()[0]
     assert heal['isAutomaticInvocation'] is True
     return s.op.wait(heal['id'], check=False)
 
@@ -213,7 +221,7 @@ def test_instantiate_ha_with_autoheal_enabled(site):
 def test_a_worker_whose_kubelet_stopped_is_healed_by_tacker(site):
     worker = _vnfcs(site, WORKER)[0]
     vnfc_id = _vnfc_info_ids(site)[worker.id]
-    before = len(_heals(site))
+    before = _heal_ids(site)
     started = time.monotonic()
     _stop_kubelet(site, worker)
     # No command from here on: Prometheus, Alertmanager and Tacker act.
@@ -234,7 +242,7 @@ def test_a_worker_whose_kubelet_stopped_is_healed_by_tacker(site):
 def test_a_killed_worker_vm_is_healed_by_tacker(site):
     worker = _vnfcs(site, WORKER)[-1]
     vnfc_id = _vnfc_info_ids(site)[worker.id]
-    before = len(_heals(site))
+    before = _heal_ids(site)
     started = time.monotonic()
     inspect.power_off_vm(site.root, worker)
     heal = _next_heal(site, before)
@@ -256,7 +264,7 @@ def test_a_node_that_recovers_before_the_heal_is_not_rebuilt(site):
     worker = _vnfcs(site, WORKER)[1]
     servers = {v.server_id for v in _vnfcs(site)}
     cluster_dir = inspect.cluster_dir(site.root)
-    before = len(_heals(site))
+    before = _heal_ids(site)
     hold_commands(cluster_dir, '*', 'kubectl')
     try:
         _stop_kubelet(site, worker)
@@ -277,7 +285,7 @@ def test_more_unhealthy_workers_than_the_cap_are_not_healed(site):
     workers = _vnfcs(site, WORKER)[:2]
     servers = {v.server_id for v in _vnfcs(site)}
     names = {_node_name(site, v) for v in workers}
-    before = len(_heals(site))
+    before = _heal_ids(site)
     for worker in workers:
         _stop_kubelet(site, worker)
     ended = _next_heal(site, before)
@@ -300,7 +308,7 @@ def test_a_killed_master_is_healed_with_the_vip_serving(site):
         site.root.of('autoheal-ca.crt')).start()
     try:
         master = _vnfcs(site, MASTER)[0]
-        before = len(_heals(site))
+        before = _heal_ids(site)
         started = time.monotonic()
         inspect.power_off_vm(site.root, master)
         heal = _next_heal(site, before)
@@ -323,7 +331,7 @@ def test_a_killed_master_is_healed_with_the_vip_serving(site):
 def test_two_killed_masters_are_not_healed_until_one_is_back(site):
     first, second = _vnfcs(site, MASTER)[:2]
     servers = {v.server_id for v in _vnfcs(site)}
-    before = len(_heals(site))
+    before = _heal_ids(site)
     inspect.power_off_vm(site.root, first)
     inspect.power_off_vm(site.root, second)
     refused = _next_heal(site, before)
@@ -340,10 +348,10 @@ def test_two_killed_masters_are_not_healed_until_one_is_back(site):
     assert wait_until(lambda: all(a.vnfc_info_id != first_vnfc
                                   for a in _firing(site)),
                       deadline=SETTLE_DEADLINE, ceiling=2.0)
-    for op in _heals(site)[before:]:
+    for op in _heals(site):
         if op['operationState'] == 'FAILED_TEMP':
             site.op.fail(op['id'])
-    healed = _next_heal(site, len(_heals(site)))
+    healed = _next_heal(site, _heal_ids(site))
     assert healed['Operation State'] == 'COMPLETED', healed
     assert healed['Operation Parameters']['vnfcInstanceId'] == [
         _vnfc_info_ids(site)[second.id]]
