@@ -176,18 +176,8 @@ def check_safe(op: OperationContext, setup: ClusterSetup, master: Node,
                chosen: Sequence[Target], limits: heal_guard.Limits) -> None:
     """Refuse the heal (before anything changes) when a guard says so;
     the cluster's health is read now, from ``master``."""
-    plan = setup.plan
-    session = setup.session(master)
-    health = read_health(session, plan.masters, plan.workers)
+    health, members = _guard_facts(setup, master)
     names = [t.name for t in chosen if t.role != STORAGE]
-    try:
-        members = [m.name for m in etcd.members(session, master.name)]
-    except MgmtDriverError as exc:
-        raise MgmtDriverError(
-            f'heal refused, nothing changed: etcd on {master.name} does '
-            f'not list its members ({exc}); if it has lost its quorum, '
-            'restore it from the latest snapshot (docs/etcd-restore.rst)'
-        ) from None
     try:
         heal_guard.check(names, health, limits, op.state.heals, time.time(),
                          members)
@@ -196,6 +186,26 @@ def check_safe(op: OperationContext, setup: ClusterSetup, master: Node,
             from None
     LOG.info('%s: heal of %s is safe: %s', op.who, ', '.join(names),
              '; '.join(h.describe() for h in health.values()))
+
+
+def _guard_facts(setup: ClusterSetup, master: Node
+                 ) -> tuple[dict[str, heal_guard.NodeHealth], list[str]]:
+    """Each node's health and etcd's member names, read through
+    ``master``. When they cannot be read the guards cannot judge the
+    heal, so it is refused."""
+    plan = setup.plan
+    session = setup.session(master)
+    try:
+        health = read_health(session, plan.masters, plan.workers)
+        members = [m.name for m in etcd.members(session, master.name)]
+    except MgmtDriverError as exc:
+        raise MgmtDriverError(
+            'heal refused, nothing changed: the cluster cannot be read '
+            f'through {master.name} ({exc}), so the heal guards cannot '
+            'judge it. If etcd has lost its quorum (too few masters up), '
+            'bring masters back, or restore etcd from the latest snapshot '
+            '(docs/etcd-restore.rst)') from None
+    return health, members
 
 
 def heal_start_graph(op: OperationContext, setup: ClusterSetup,
