@@ -330,6 +330,7 @@ def test_a_killed_master_is_healed_with_the_vip_serving(site):
 
 def test_two_killed_masters_are_not_healed_until_one_is_back(site):
     first, second = _vnfcs(site, MASTER)[:2]
+    second_vnfc = _vnfc_info_ids(site)[second.id]
     servers = {v.server_id for v in _vnfcs(site)}
     before = _heal_ids(site)
     inspect.power_off_vm(site.root, first)
@@ -344,19 +345,20 @@ def test_two_killed_masters_are_not_healed_until_one_is_back(site):
     inspect.power_on_vm(site.root, first)
     view, first_node = inspect.cluster(site.root), _node_name(site, first)
     assert wait_until(lambda: view.node_ready(first_node), deadline=60,
-                      ceiling=1.0), f'{first_node} not Ready after boot'
+                      ceiling=1.0), f'{first_node} not Ready after boot: ' \
+        f'{_ready(site)}'
     first_vnfc = _vnfc_info_ids(site)[first.id]
     assert wait_until(lambda: all(a.vnfc_info_id != first_vnfc
                                   for a in _firing(site)),
-                      deadline=SETTLE_DEADLINE, ceiling=2.0)
+                      deadline=SETTLE_DEADLINE, ceiling=2.0), \
+        f'{[a.describe() for a in _firing(site)]}; {_ready(site)}'
     known = _heal_ids(site)     # before a fail lets Tacker heal again
     for op in _heals(site):
         if op['operationState'] == 'FAILED_TEMP':
             site.op.fail(op['id'])
     healed = _next_heal(site, known)
     assert healed['Operation State'] == 'COMPLETED', healed
-    assert healed['Operation Parameters']['vnfcInstanceId'] == [
-        _vnfc_info_ids(site)[second.id]]
+    assert healed['Operation Parameters']['vnfcInstanceId'] == [second_vnfc]
     assert wait_until(lambda: all(_ready(site).values()),
                       deadline=120, ceiling=2.0), _ready(site)
     ids = {v.id for v in _vnfcs(site)}
