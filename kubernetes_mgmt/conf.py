@@ -130,6 +130,51 @@ kubernetes_opts = [
                      'clusters (never 6443, which kube-apiserver uses).'),
 ]
 
+# The guards of every node heal (cluster.heal_guard): an alert may heal
+# with no human to stop it.
+heal_guard_opts = [
+    cfg.StrOpt('heal_max_unhealthy', default='40%',
+               regex=r'^\d+%?$',
+               help='Workers that may be unhealthy (NotReady, or their VM '
+                    'not answering) for a node heal to go on: a count, or '
+                    'a percentage of the workers rounded down but at least '
+                    'one (0% and 0: none). With more, '
+                    'the cause is likely not the nodes (network, storage, '
+                    'the cloud) and the heal is refused naming them, as '
+                    'Cluster API\'s MachineHealthCheck maxUnhealthy does. '
+                    'A heal with additionalParams.force: true goes on.'),
+    cfg.IntOpt('heal_repeat_limit', default=3, min=1,
+               help='Heals of one node within heal_repeat_window after '
+                    'which it is not healed again without '
+                    'additionalParams.force: true (its rebuilds do not '
+                    'cure it, so an alert must not loop).'),
+    cfg.IntOpt('heal_repeat_window', default=3600, min=1,
+               help='Seconds over which heal_repeat_limit counts a '
+                    'node\'s heals.'),
+]
+
+# What Prometheus scrapes for the automatic heal (monitoring.targets).
+monitoring_opts = [
+    cfg.StrOpt('monitoring_targets_dir',
+               help='A directory Prometheus reads with file_sd_configs: '
+                    'at the end of every operation that changes the '
+                    'nodes, the driver writes there one file per VNF '
+                    'instance naming each node\'s node exporter with its '
+                    'vnf_instance_id and vnfc_info_id, and removes it at '
+                    'terminate. Unset: no file. With conductors on '
+                    'several hosts, a directory they share.'),
+    cfg.PortOpt('node_exporter_port', default=9100,
+                help='The port of the node exporter on every VM.'),
+    cfg.URIOpt('alertmanager_url', schemes=['http', 'https'],
+               help='The Alertmanager that posts to Tacker\'s '
+                    '/alert/auto_healing, e.g. http://alertmanager:9093. '
+                    'Set: each heal of an instance with isAutohealEnabled '
+                    'logs the auto-heal alerts firing for the VNFCs it '
+                    'names (Tacker passes the driver no trace of them). '
+                    'Read only; a failure to read it is logged and '
+                    'changes nothing.'),
+]
+
 # The control plane's certificates (kubeadm issues them for one year).
 certificate_opts = [
     cfg.IntOpt('cert_renew_days', default=30, min=1, max=364,
@@ -221,7 +266,8 @@ cnf_opts = [
 ]
 
 _ALL = (ssh_opts, orchestration_opts, kubernetes_opts,
-        certificate_opts, tacker_opts, state_opts)
+        certificate_opts, heal_guard_opts, monitoring_opts, tacker_opts,
+        state_opts)
 
 
 def register_opts(conf: cfg.ConfigOpts = cfg.CONF) -> None:

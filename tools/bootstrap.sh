@@ -37,6 +37,8 @@ quietly() {
 # for the lab storage host's volume (a loop device). mariadb-server and
 # rabbitmq-server: Tacker's database and message bus in the Tacker lab.
 # gcc and libc6-dev: the lab hosts' command agent client (klab_run.c).
+# prometheus, prometheus-alertmanager: promtool and amtool check the
+# automatic heal's rule file and route; the lab runs them too.
 echo "==> Debian packages" >&2
 export DEBIAN_FRONTEND=noninteractive
 quietly apt-get update -qq
@@ -44,7 +46,8 @@ quietly apt-get install -y -qq --no-install-recommends \
     openssh-server openssh-client haproxy keepalived shellcheck sudo \
     iproute2 procps psmisc util-linux mount e2fsprogs curl openssl gpg \
     python3 python3-venv mariadb-server rabbitmq-server gcc libc6-dev \
-    etcd-server etcd-client
+    etcd-server etcd-client prometheus prometheus-alertmanager \
+    prometheus-node-exporter
 
 echo "==> virtualenv at $venv (the product, its lab and their dependencies from PyPI)" >&2
 quietly "$python" -m venv --clear "$venv"

@@ -20,6 +20,7 @@ _SUBCOMMAND_MODULES = (
     'kubernetes_mgmt.cli.validate',
     'kubernetes_mgmt.cli.package_commands',
     'kubernetes_mgmt.cli.plan_command',
+    'kubernetes_mgmt.cli.monitoring_command',
 )
 PLUGIN_GROUP = 'kubernetes_mgmt.cli_commands'
 

@@ -110,7 +110,9 @@ def take(plan: ClusterPlan, sessions: Sessions, operation: str,
          retention: int, masters: Sequence[Node] | None = None,
          now: Callable[[], datetime.datetime] | None = None) -> Snapshot:
     """Save a snapshot on a healthy master of ``masters`` (default: the
-    plan's), checksum it, copy it, apply the retention everywhere."""
+    plan's: those that stay), checksum it, copy it to the storage server
+    or the other masters of ``masters``, apply the retention
+    everywhere."""
     candidates = list(masters if masters is not None else plan.masters)
     master = healthy_master(candidates, sessions)
     clock = now or (lambda: datetime.datetime.now(datetime.timezone.utc))
@@ -124,7 +126,7 @@ def take(plan: ClusterPlan, sessions: Sessions, operation: str,
     _write_checksum(session, path, sha)
     copies = [f'{master.name}:{path}']
     _retain(session, MASTER_DIR, retention)
-    for target, directory in _copy_targets(plan, master):
+    for target, directory in _copy_targets(plan, master, candidates):
         copies.append(_copy(session, path, sessions(target), target,
                             directory, sha, retention))
     snapshot = Snapshot(name=name, taken_at=when.isoformat(), sha256=sha,
@@ -153,11 +155,13 @@ def _write_checksum(session: SshSession, path: str, sha: str) -> None:
                    mode=0o600, sudo=True, step='etcd snapshot checksum')
 
 
-def _copy_targets(plan: ClusterPlan, master: Node
+def _copy_targets(plan: ClusterPlan, master: Node, masters: Sequence[Node]
                   ) -> list[tuple[Node, str]]:
+    """The storage server, else the other masters of ``masters``: never
+    a master being rebuilt (it may be dead, and its disk goes)."""
     if plan.storage is not None:
         return [(plan.storage, f'{STORAGE_DIR}/{plan.vim_name}')]
-    return [(m, MASTER_DIR) for m in plan.masters if m.name != master.name]
+    return [(m, MASTER_DIR) for m in masters if m.name != master.name]
 
 
 def _copy(source: SshSession, path: str, target_session: SshSession,

@@ -3,8 +3,11 @@
 A worker in an anti-affinity server group is labelled with its compute
 host (``[kubernetes_mgmt] compute_host_label``, ``CIS-node`` by default),
 so pods can ask for, or avoid, workers on one physical host. A VM that a
-Grant placed in an availability zone gets the zone labels. Labels are set
-with ``--overwrite``: a healed VM on another host gets the new value.
+Grant placed in an availability zone gets the zone labels. Every node
+also names the VNF instance and the VNFC it is (``IDENTITY_LABELS``), so
+a health alert can name what Tacker heals. Labels are set with
+``--overwrite``: a healed VM on another host, or a new VNFC id, gets the
+new value.
 """
 from __future__ import annotations
 
@@ -20,21 +23,27 @@ from kubernetes_mgmt.remote.ssh import SshSession
 from kubernetes_mgmt.topology.hosts import Topology
 
 LOG = redact.get_logger(__name__)
+# What a node is to Tacker: its VNF instance and VNFC (vnfcInfo id in v2).
+VNF_INSTANCE_LABEL = 'kubernetes-mgmt.openstack.org/vnf-instance-id'
+VNFC_LABEL = 'kubernetes-mgmt.openstack.org/vnfc-info-id'
 HOST_ATTRIBUTE = 'OS-EXT-SRV-ATTR:host'
 # A label value: at most 63 of [A-Za-z0-9._-], alphanumeric at both ends.
 _VALUE = re.compile(r'([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?')
 
 
 def node_labels(topology: Topology, nodes: Sequence[Node],
-                zones: Mapping[str, str]) -> dict[str, dict[str, str]]:
+                zones: Mapping[str, str], instance_id: str = '',
+                vnfcs: Mapping[str, str] | None = None
+                ) -> dict[str, dict[str, str]]:
     """Node name -> labels to set, for ``nodes`` (``zones``: server id ->
-    availability zone from the Grant). Raises when an anti-affinity
-    worker's compute host is not visible."""
+    availability zone from the Grant; ``vnfcs``: server id -> its VNFC id
+    as Tacker records it). Raises when an anti-affinity worker's compute
+    host is not visible."""
     conf = CONF.kubernetes_mgmt
     labels: dict[str, dict[str, str]] = {}
     hidden = []
     for node in nodes:
-        wanted = {}
+        wanted = _identity(node, instance_id, vnfcs or {})
         groups = topology.anti_affinity_groups(node.host)
         if groups:
             if node.host.compute_host:
@@ -58,6 +67,17 @@ def node_labels(topology: Topology, nodes: Sequence[Node],
             'OpenStack VIM with an admin user, or allow that policy for '
             "the VIM user's role.")
     return labels
+
+
+def _identity(node: Node, instance_id: str,
+              vnfcs: Mapping[str, str]) -> dict[str, str]:
+    found = {}
+    if instance_id:
+        found[VNF_INSTANCE_LABEL] = _value(instance_id, node, 'instance id')
+    vnfc = vnfcs.get(node.host.server_id)
+    if vnfc:
+        found[VNFC_LABEL] = _value(vnfc, node, 'VNFC id')
+    return found
 
 
 def _value(text: str, node: Node, source: str) -> str:

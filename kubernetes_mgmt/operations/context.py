@@ -22,6 +22,7 @@ from kubernetes_mgmt.engine import runner
 from kubernetes_mgmt.engine.graph import CLUSTER, Graph
 from kubernetes_mgmt.engine.progress import Progress
 from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.monitoring import targets
 from kubernetes_mgmt.operations import access
 from kubernetes_mgmt.operations.checkpoint import Checkpoint, remember
 from kubernetes_mgmt.operations.request import InstanceStore, OperationRequest
@@ -200,8 +201,30 @@ class OperationContext:
 
     def finish(self) -> Progress:
         self.save()
+        self.publish_targets()
         LOG.info('%s', self.progress.summary())
         return self.progress
+
+    def publish_targets(self) -> None:
+        """The nodes' exporters for Prometheus, as the operation left
+        them (``[kubernetes_mgmt] monitoring_targets_dir``)."""
+        conf = CONF.kubernetes_mgmt
+        if not conf.monitoring_targets_dir:
+            return
+        members = [targets.Member(sid, r.name, r.role, r.ip)
+                   for sid, r in self.state.node_records().items()]
+        groups = targets.entries(self.instance_id, members,
+                                 self.request.vnfc_of_server(),
+                                 conf.node_exporter_port)
+        try:
+            path = targets.write(conf.monitoring_targets_dir,
+                                 self.instance_id, groups)
+        except OSError as exc:
+            raise MgmtDriverError(
+                f'{self.who}: cannot write the monitoring targets in '
+                f'{conf.monitoring_targets_dir}: {exc}') from exc
+        LOG.info('%s: %d node exporter(s) in %s', self.who, len(groups),
+                 path)
 
 
 def plan_only(plan: ClusterPlan, operation: str) -> ClusterSetup:

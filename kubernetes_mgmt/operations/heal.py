@@ -18,18 +18,21 @@ registered again, pointing at the new server, once it is set up.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt.cluster import etcd, vip
+from kubernetes_mgmt.cluster import etcd, heal_guard, vip
 from kubernetes_mgmt.cluster.cluster_plan import ClusterPlan, Node
+from kubernetes_mgmt.cluster.node_health import read_health
 from kubernetes_mgmt.cluster.node_removal import remove_node
 from kubernetes_mgmt.cluster.placement import node_labels
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.engine.graph import CLUSTER, Graph
 from kubernetes_mgmt.engine.progress import Progress
-from kubernetes_mgmt.errors import Problem, ValidationError
+from kubernetes_mgmt.errors import MgmtDriverError, Problem, ValidationError
+from kubernetes_mgmt.monitoring import alerts
 from kubernetes_mgmt.operations.context import OperationContext
 from kubernetes_mgmt.operations.request import InstanceStore, OperationRequest
 from kubernetes_mgmt.state.instance_state import DriverState
@@ -127,17 +130,87 @@ def _check_a_master_stays(state: DriverState,
 # -- heal_start -------------------------------------------------------------
 
 def heal_start(request: OperationRequest, store: InstanceStore,
-               vnfc_ids: Sequence[str]) -> Progress:
+               vnfc_ids: Sequence[str], force: bool = False) -> Progress:
+    """``force``: the request's ``additionalParams.force`` (lifts the
+    heal guards an operator may overrule)."""
     op = OperationContext.open('heal', request, store)
+    log_alerts(op, request, vnfc_ids)
     chosen = targets(request, vnfc_ids, op.state)
     plan = op.read_plan()
+    limits = guard_limits(lifted=force or not request.autoheal)
     with op.setup(plan) as setup:
-        op.run(heal_start_graph(op, setup, chosen))
+        op.run(heal_start_graph(op, setup, chosen, limits))
     return op.finish()
 
 
+def log_alerts(op: OperationContext, request: OperationRequest,
+               vnfc_ids: Sequence[str]) -> None:
+    """Which auto-heal alerts fire for the VNFCs healed, when Alertmanager
+    is configured: Tacker passes the driver no trace of them."""
+    url = CONF.kubernetes_mgmt.alertmanager_url
+    if not (url and request.autoheal and vnfc_ids):
+        return
+    try:
+        found = alerts.firing(url, request.instance_id, vnfc_ids)
+    except alerts.AlertsUnreadable as exc:
+        LOG.warning('%s: the alerts behind this heal are unknown: %s',
+                    op.who, exc)
+        return
+    LOG.info('%s: heal of %s; auto-heal alerts firing for them: %s',
+             op.who, ', '.join(vnfc_ids),
+             '; '.join(a.describe() for a in found)
+             or 'none (an operator\'s heal, or the alerts resolved since)')
+
+
+def guard_limits(lifted: bool) -> heal_guard.Limits:
+    """The configured guards; ``lifted``: only the quorum guard holds
+    (a forced heal, or an instance Tacker never heals on an alert: the
+    driver cannot tell Tacker's automatic heal from an operator's, as
+    Tacker 16 passes it no mark of one)."""
+    conf = CONF.kubernetes_mgmt
+    return heal_guard.Limits(conf.heal_max_unhealthy, conf.heal_repeat_limit,
+                             float(conf.heal_repeat_window), force=lifted)
+
+
+def check_safe(op: OperationContext, setup: ClusterSetup, master: Node,
+               chosen: Sequence[Target], limits: heal_guard.Limits) -> None:
+    """Refuse the heal (before anything changes) when a guard says so;
+    the cluster's health is read now, from ``master``."""
+    health, members = _guard_facts(setup, master)
+    names = [t.name for t in chosen if t.role != STORAGE]
+    try:
+        heal_guard.check(names, health, limits, op.state.heals, time.time(),
+                         members)
+    except heal_guard.HealRefused as refused:
+        raise MgmtDriverError(f'heal refused, nothing changed: {refused}') \
+            from None
+    LOG.info('%s: heal of %s is safe: %s', op.who, ', '.join(names),
+             '; '.join(h.describe() for h in health.values()))
+
+
+def _guard_facts(setup: ClusterSetup, master: Node
+                 ) -> tuple[dict[str, heal_guard.NodeHealth], list[str]]:
+    """Each node's health and etcd's member names, read through
+    ``master``. When they cannot be read the guards cannot judge the
+    heal, so it is refused."""
+    plan = setup.plan
+    session = setup.session(master)
+    try:
+        health = read_health(session, plan.masters, plan.workers)
+        members = [m.name for m in etcd.members(session, master.name)]
+    except MgmtDriverError as exc:
+        raise MgmtDriverError(
+            'heal refused, nothing changed: the cluster cannot be read '
+            f'through {master.name} ({exc}), so the heal guards cannot '
+            'judge it. If etcd has lost its quorum (too few masters up), '
+            'bring masters back, or restore etcd from the latest snapshot '
+            '(docs/etcd-restore.rst)') from None
+    return health, members
+
+
 def heal_start_graph(op: OperationContext, setup: ClusterSetup,
-                     chosen: Sequence[Target]) -> Graph:
+                     chosen: Sequence[Target],
+                     limits: heal_guard.Limits) -> Graph:
     """From a master that stays: refuse a storage heal while a PV is
     Bound (before anything changes); note the targets in the instance;
     take healed masters out of the other masters' HAProxy; remove each
@@ -150,9 +223,13 @@ def heal_start_graph(op: OperationContext, setup: ClusterSetup,
     healing_storage = any(t.role == STORAGE for t in chosen)
     timeout = CONF.kubernetes_mgmt.drain_timeout
 
-    master = certificates(graph, setup, _staying(plan, names),
-                          op.choose_master(graph, setup, names),
-                          state=op.state)
+    helper = op.choose_master(graph, setup, names)
+    safe = graph.add('check heal is safe', CLUSTER,
+                     lambda g: check_safe(op, setup, helper.of(g), chosen,
+                                          limits),
+                     needs=helper.needs)
+    master = certificates(graph, setup, _staying(plan, names), helper,
+                          [safe], state=op.state)
 
     def kube(given):
         return setup.session(master.of(given))
@@ -249,7 +326,8 @@ def heal_end(request: OperationRequest, store: InstanceStore,
         raise ValidationError([Problem(
             'vnfcInstanceId', 'every master is being healed: no master is '
             'left to join them to; heal the whole VNF instead')])
-    labels = node_labels(plan.topology, nodes, request.zones)
+    labels = node_labels(plan.topology, nodes, request.zones,
+                         request.instance_id, request.vnfc_of_server())
     moved = [n for vnfc_id, n in healed
              if op.state.healing.get(vnfc_id, {}).get('ip', n.ip) != n.ip]
     # A rebuilt VM is a new Nova server: its key is the one it publishes.
@@ -263,6 +341,8 @@ def heal_end(request: OperationRequest, store: InstanceStore,
                 op.state.forget_node(server_id)
         op.state.healing.pop(vnfc_id, None)
     op.remember(nodes)
+    op.state.record_heals([n.name for n in nodes], time.time(),
+                          CONF.kubernetes_mgmt.heal_repeat_window)
     for vnfc_id, node in server:
         op.state.storage_server = node.host.server_id
         op.state.healing.pop(vnfc_id, None)

@@ -34,7 +34,8 @@ def install(operation: str, request: OperationRequest,
     op = OperationContext.open(operation, request, store)
     plan = op.read_plan(install=True)
     store.vims.check_ready()        # before any host is touched
-    labels = node_labels(plan.topology, plan.nodes, request.zones)
+    labels = node_labels(plan.topology, plan.nodes, request.zones,
+                         request.instance_id, request.vnfc_of_server())
     LOG.info('instance %s: %d master(s), %d worker(s), endpoint %s',
              op.instance_id, len(plan.masters), len(plan.workers),
              plan.control_plane_endpoint)

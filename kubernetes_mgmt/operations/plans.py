@@ -77,7 +77,8 @@ def graphs(operation: str, plan: ClusterPlan,
     setup = plan_only(plan, op.operation)
     targets = [heal.Target(n.host.server_id, n.host.server_id, n.name,
                            n.host.role.value, n.ip) for n in chosen]
-    return [heal.heal_start_graph(op, setup, targets),
+    return [heal.heal_start_graph(op, setup, targets,
+                                  heal.guard_limits(lifted=False)),
             heal.heal_end_graph(op, setup, chosen, (),
                                 _labels(plan, chosen))]
 

@@ -51,6 +51,13 @@ class OperationRequest:
     vnfcs: Mapping[str, Vnfc] = field(default_factory=dict)
     # Nova server id -> the availability zone a grant gave its VM.
     zones: Mapping[str, str] = field(default_factory=dict)
+    # vnfConfigurableProperties.isAutohealEnabled: an alert may heal.
+    autoheal: bool = False
+
+    def vnfc_of_server(self) -> dict[str, str]:
+        """Nova server id -> the VNFC id Tacker records for it."""
+        return {v.server_id: v.id for v in self.vnfcs.values()
+                if v.server_id}
 
     def stack(self) -> str:
         """The Heat stack Tacker created for the instance."""

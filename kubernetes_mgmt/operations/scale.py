@@ -83,7 +83,8 @@ def scale_out(request: OperationRequest, store: InstanceStore,
     plan = op.read_plan(settled=True)
     new = _members(plan, ids, lambda n: n.host.member_stack_id,
                    'stack id')
-    labels = node_labels(plan.topology, new, request.zones)
+    labels = node_labels(plan.topology, new, request.zones,
+                         request.instance_id, request.vnfc_of_server())
     LOG.info('scale-out %s: joining %s', op.instance_id,
              ', '.join(n.label for n in new))
     # Known before any host is touched: a rollback finds them.

@@ -10,7 +10,9 @@ instance's driver state. No VM is contacted: they are going, or gone.
 from __future__ import annotations
 
 from kubernetes_mgmt import redact
+from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.engine.graph import CLUSTER, Graph
+from kubernetes_mgmt.monitoring import targets
 from kubernetes_mgmt.operations import vim_steps
 from kubernetes_mgmt.operations.request import InstanceStore, OperationRequest
 from kubernetes_mgmt.state.instance_state import DriverState
@@ -34,6 +36,10 @@ def terminate_end(request: OperationRequest, store: InstanceStore, *,
     vim_steps.run_offline(
         terminate_end_graph(store, request.instance_id, state),
         request.instance_id)
+    # Prometheus stops scraping the gone VMs (no alert, no heal).
+    if CONF.kubernetes_mgmt.monitoring_targets_dir:
+        targets.remove(CONF.kubernetes_mgmt.monitoring_targets_dir,
+                       request.instance_id)
     LOG.info('instance %s: %s: VIM and driver state removed',
              request.instance_id,
              'instantiate rolled back' if rollback else 'terminated')

@@ -30,10 +30,20 @@ VNFCS_MAX = 1024        # VNFCs one heal names
 CAUSE_MAX = 1024
 
 
-def _request(properties: dict, required: list[str], name: str) -> dict:
+def _request(properties: dict, required: list[str], name: str,
+             additional: dict = _ADDITIONAL) -> dict:
     return {'type': 'object', 'description': name,
-            'properties': {**properties, 'additionalParams': _ADDITIONAL},
+            'properties': {**properties, 'additionalParams': additional},
             'required': required, 'additionalProperties': False}
+
+
+_HEAL_ADDITIONAL = {
+    **_ADDITIONAL,
+    'properties': {'force': {
+        'type': 'boolean',
+        'description': 'true: heal even a node that recovered, beyond '
+                       'heal_max_unhealthy or heal_repeat_limit (never '
+                       "beyond etcd's quorum)"}}}
 
 
 SCALE_REQUEST = _request(
@@ -56,7 +66,7 @@ HEAL_REQUEST = _request(
                                        'empty list heals the whole VNF'},
      'cause': {'type': 'string', 'maxLength': CAUSE_MAX,
                'description': 'why'}},
-    [], 'HealVnfRequest')
+    [], 'HealVnfRequest', _HEAL_ADDITIONAL)
 
 TERMINATE_REQUEST = _request(
     {'terminationType': {'enum': ['FORCEFUL', 'GRACEFUL'],

@@ -24,7 +24,8 @@ def operation_request(vnf_instance: Any, *,
         params=params,
         stack_id=tacker_objects.stack_id_if_any(vnf_instance, vnf),
         vnfcs=tacker_objects.vnfc_resources(vnf_instance),
-        zones=tacker_objects.grant_zones(grant, grant_request, vnf_instance))
+        zones=tacker_objects.grant_zones(grant, grant_request, vnf_instance),
+        autoheal=tacker_objects.autoheal_enabled(vnf_instance))
 
 
 def stored_params(vnf_instance: Any) -> ClusterParams | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.errors import MgmtDriverError, Problem, ValidationError
 from kubernetes_mgmt.operations.request import Vnfc
 
 
@@ -110,6 +110,25 @@ def vnfc_instance_ids(heal_request: Any) -> list[str]:
     """The VNFCs a heal names; empty: heal the whole VNF (SOL003)."""
     value = attr(heal_request, 'vnfc_instance_id', 'vnfcInstanceId')
     return [str(v) for v in value or []]
+
+
+def heal_force(heal_request: Any) -> bool:
+    """``additionalParams.force`` of a heal: true lifts the heal guards
+    an operator may overrule (cluster.heal_guard)."""
+    value = additional_params(heal_request).get('force', False)
+    if not isinstance(value, bool):
+        raise ValidationError([Problem(
+            'additionalParams.force',
+            f'must be true or false, not {value!r}')])
+    return value
+
+
+def autoheal_enabled(vnf_instance: Any) -> bool:
+    """``vnfConfigurableProperties.isAutohealEnabled``: Tacker's
+    Prometheus plugin heals this instance's VNFCs on alerts."""
+    props = attr(vnf_instance, 'vnf_configurable_properties',
+                 'vnfConfigurableProperties')
+    return isinstance(props, dict) and props.get('isAutohealEnabled') is True
 
 
 def vnfc_resources(vnf_instance: Any) -> dict[str, Vnfc]:

@@ -98,7 +98,8 @@ class Lifecycle:
         request = requests.day2_request(vnf_instance)
         store = TackerInstanceStore(vnf_instance, context)
         if vnfcs:
-            heal.heal_start(request, store, vnfcs)
+            heal.heal_start(request, store, vnfcs,
+                            force=tacker_objects.heal_force(heal_vnf_request))
         else:
             rebuild.rebuild_start(request, store)
 

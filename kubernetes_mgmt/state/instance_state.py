@@ -30,7 +30,7 @@ import dataclasses
 import json
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,6 +98,9 @@ class DriverState:
     # (ISO 8601 UTC), as the last operation read it; also shown
     # unsigned under EXPIRY_KEY.
     certificates_expire_at: str | None = None
+    # Node name -> when (epoch seconds) its heals completed, within
+    # [kubernetes_mgmt] heal_repeat_window (cluster.heal_guard).
+    heals: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def record(self) -> ClusterRecord | None:
@@ -107,6 +110,15 @@ class DriverState:
     @record.setter
     def record(self, value: ClusterRecord | None) -> None:
         self.cluster = value.to_dict() if value is not None else None
+
+    def record_heals(self, names: Sequence[str], when: float,
+                     window: float) -> None:
+        """Note a completed heal of ``names``; forget heals older than
+        ``window`` seconds."""
+        for name in names:
+            self.heals.setdefault(name, []).append(when)
+        self.heals = {name: kept for name, times in self.heals.items()
+                      if (kept := [t for t in times if when - t <= window])}
 
     def node(self, server_id: str) -> NodeRecord | None:
         data = self.nodes.get(server_id)

@@ -1,9 +1,12 @@
 """The init of one lab host: ``python -m kubernetes_mgmt_lab.hostinit``.
 
-Runs inside the host's namespaces, starts the host's OpenSSH server and
-the agent that runs its emulated commands (``emulated.agent``) and, as a
-child subreaper, reaps every orphan of the host (daemons that sessions
-start) the way a VM's init does; this machine's PID 1 may not reap.
+Runs inside the host's namespaces, starts the host's OpenSSH server (and,
+with ``--node-exporter-port``, Debian's Prometheus node exporter, as a VM
+image that ships one would), the agent that runs its emulated commands
+(``emulated.agent``), at a boot after the first its enabled units
+(``emulated.boot``) and, as a child subreaper, reaps every orphan of
+the host (daemons that sessions start) the way a VM's init does; this
+machine's PID 1 may not reap.
 Signals: SIGUSR1 starts sshd, SIGUSR2 stops it, SIGTERM stops the host.
 """
 from __future__ import annotations
@@ -21,6 +24,9 @@ PIDFILE = '/run/klab-init.pid'
 SSHD = '/usr/sbin/sshd'
 SSHD_LOG = '/var/log/sshd.log'
 SSHD_CONFIG = '/etc/ssh/sshd_config'
+NODE_EXPORTER = '/usr/bin/prometheus-node-exporter'
+NODE_EXPORTER_LOG = '/var/log/node-exporter.log'
+UNITS_DB = '/var/lib/klab/units.json'     # emulated.units' records
 START_SSHD = signal.SIGUSR1
 STOP_SSHD = signal.SIGUSR2
 _PR_SET_CHILD_SUBREAPER = 36
@@ -41,9 +47,11 @@ def _reaped_within(pid: int, seconds: float) -> bool:
 
 
 class HostInit:
-    def __init__(self, sshd_delay: float):
+    def __init__(self, sshd_delay: float, node_exporter_port: int = 0):
         self.sshd_pid: int | None = None
         self.agent_pid: int | None = None
+        self.exporter_pid: int | None = None
+        self.exporter_port = node_exporter_port
         # When a delayed sshd start is due (a slowly booting VM).
         self.sshd_due: float | None = time.monotonic() + sshd_delay
 
@@ -68,6 +76,35 @@ class HostInit:
         _log(f'sshd stopped, pid {self.sshd_pid}')
         self.sshd_pid = None
 
+    def start_exporter(self) -> None:
+        """The node exporter, with one cheap collector: what matters is
+        that it answers while the VM runs."""
+        if not self.exporter_port or self.exporter_pid is not None:
+            return
+        if not os.path.exists(NODE_EXPORTER):
+            _log(f'no {NODE_EXPORTER}: this VM runs no node exporter')
+            self.exporter_port = 0
+            return
+        argv = [NODE_EXPORTER, '--collector.disable-defaults',
+                '--collector.time',
+                f'--web.listen-address=:{self.exporter_port}']
+        with open(NODE_EXPORTER_LOG, 'ab') as log:
+            self.exporter_pid = os.posix_spawn(
+                NODE_EXPORTER, argv, _ENV, setsigmask=(),
+                setsigdef=(signal.SIGPIPE,),
+                file_actions=[(os.POSIX_SPAWN_DUP2, log.fileno(), 1),
+                              (os.POSIX_SPAWN_DUP2, log.fileno(), 2)])
+        _log(f'node exporter started on port {self.exporter_port}, pid '
+             f'{self.exporter_pid}')
+
+    def stop_exporter(self) -> None:
+        if self.exporter_pid is not None:
+            os.kill(self.exporter_pid, signal.SIGTERM)
+            if not _reaped_within(self.exporter_pid, 5.0):
+                os.kill(self.exporter_pid, signal.SIGKILL)
+                _reaped_within(self.exporter_pid, 5.0)
+            self.exporter_pid = None
+
     def start_agent(self) -> None:
         """The command agent, forked from this process (which has Python
         started already). Without it the commands start from scratch:
@@ -89,6 +126,16 @@ class HostInit:
             _reaped_within(self.agent_pid, 5.0)
             self.agent_pid = None
 
+    def boot_units(self) -> None:
+        """A host booted again (it has unit records): start its enabled
+        units in the background, as systemd does (``emulated.boot``)."""
+        if not os.path.exists(UNITS_DB):
+            return
+        argv = [sys.executable, '-m', 'kubernetes_mgmt_lab.emulated.boot']
+        pid = os.posix_spawn(sys.executable, argv, dict(os.environ),
+                             setsigmask=(), setsigdef=(signal.SIGPIPE,))
+        _log(f'enabled units starting, pid {pid}')
+
     def reap(self) -> None:
         while True:
             try:
@@ -103,9 +150,14 @@ class HostInit:
             elif pid == self.agent_pid:
                 _log(f'command agent exited, pid {pid}')
                 self.agent_pid = None
+            elif pid == self.exporter_pid:
+                _log(f'node exporter exited, pid {pid}')
+                self.exporter_pid = None
 
     def run(self) -> int:
         self.start_agent()
+        self.start_exporter()
+        self.boot_units()
         while True:
             timeout = None
             if self.sshd_due is not None:
@@ -122,6 +174,7 @@ class HostInit:
                 self.stop_sshd()
             else:
                 self.stop_sshd()
+                self.stop_exporter()
                 self.stop_agent()
                 return 0
 
@@ -130,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog='kubernetes_mgmt_lab.hostinit')
     parser.add_argument('--sshd-delay', type=float, default=0.0,
                         help='seconds before sshd starts (a slow boot)')
+    parser.add_argument('--node-exporter-port', type=int, default=0,
+                        help='start the node exporter on this port (0: '
+                             'none)')
     args = parser.parse_args(argv)
     # Signals are taken synchronously; children get a clean mask.
     signal.pthread_sigmask(signal.SIG_BLOCK, _HANDLED)
@@ -139,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(PIDFILE, 'w', encoding='utf-8') as f:
         f.write(f'{os.getpid()}\n')
     _log(f'host up, sshd in {args.sshd_delay:g} s')
-    return HostInit(args.sshd_delay).run()
+    return HostInit(args.sshd_delay, args.node_exporter_port).run()
 
 
 if __name__ == '__main__':

@@ -267,7 +267,8 @@ def boot(state: LabState, host: LabHost,
     if os.environ.get('PYTHONPATH'):
         env['PYTHONPATH'] = os.environ['PYTHONPATH']
     argv = [*ns.enter_argv(), python_for_hosts(), '-m',
-            'kubernetes_mgmt_lab.hostinit', '--sshd-delay', f'{sshd_delay}']
+            'kubernetes_mgmt_lab.hostinit', '--sshd-delay', f'{sshd_delay}',
+            '--node-exporter-port', str(state.node_exporter_port)]
     with open(disk_path(host, INIT_LOG), 'ab') as log:
         return subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=log,
@@ -370,6 +371,34 @@ def root_env(host: LabHost) -> dict[str, str]:
     return env
 
 
+# -- power ------------------------------------------------------------------
+
+def power_off(state: LabState, host: LabHost) -> None:
+    """The VM stops dead (a crash, its hypervisor gone): its NIC loses
+    carrier and every process is killed without a chance to clean up.
+    Its disk, volumes and port stay, for ``power_on``."""
+    plan = net.AddressPlan.parse(state.subnet)
+    net.set_link_up(net.veth_name(state.name, plan.index(host.ip)), False)
+    ns = host_namespaces(state, host)
+    inodes = {procs.nsfs_inode(p) for p in (ns.mnt, ns.uts, ns.net)}
+    procs.kill(procs.find(i for i in inodes if i is not None))
+    _tell_cluster(state, host, destroyed=False)
+
+
+def power_on(state: LabState, host: LabHost) -> None:
+    """Boot a powered-off VM again: addresses other than its own are gone
+    from its NIC, carrier returns, its init starts sshd and then its
+    enabled units (the kubelet with its static pods). Returns once sshd
+    answers."""
+    if init_pid(state, host) is not None:
+        raise LabError(f'lab host {host.name} is running; power it off '
+                       'first')
+    plan = net.AddressPlan.parse(state.subnet)
+    net.drop_extra_addresses(host.netns, host.ip)
+    net.set_link_up(net.veth_name(state.name, plan.index(host.ip)), True)
+    wait_sshd(host, boot(state, host))
+
+
 # -- removal ----------------------------------------------------------------
 
 def destroy(state: LabState, host: LabHost) -> None:
@@ -387,7 +416,7 @@ def destroy(state: LabState, host: LabHost) -> None:
         net.delete_link(net.veth_name(state.name, plan.index(host.ip)))
     net.delete_netns(host.netns)
     _remove_disk(host)
-    _tell_cluster_host_is_gone(state, host)
+    _tell_cluster(state, host, destroyed=True)
 
 
 def unplug(state: LabState, host: LabHost) -> None:
@@ -397,13 +426,15 @@ def unplug(state: LabState, host: LabHost) -> None:
     net.delete_link(net.veth_name(state.name, plan.index(host.ip)))
 
 
-def _tell_cluster_host_is_gone(state: LabState, host: LabHost) -> None:
+def _tell_cluster(state: LabState, host: LabHost, *,
+                  destroyed: bool) -> None:
     # Its kubelet and API server died with it; the emulated cluster must
     # see the node go NotReady as a real one would.
     if _emulated_installer() is None or not os.path.isdir(state.cluster_dir):
         return
-    from kubernetes_mgmt_lab.emulated import set_host_down
-    set_host_down(state.cluster_dir, host.name)
+    from kubernetes_mgmt_lab.emulated import set_host_down, set_host_off
+    tell = set_host_down if destroyed else set_host_off
+    tell(state.cluster_dir, host.name)
 
 
 def _remove_disk(host: LabHost) -> None:

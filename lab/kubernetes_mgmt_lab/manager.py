@@ -35,6 +35,7 @@ from kubernetes_mgmt_lab import (
     packages,
     placement,
     procs,
+    state_metrics_proc,
     volumes,
 )
 from kubernetes_mgmt_lab import state as lab_state
@@ -249,6 +250,20 @@ class Lab:
         pid = mirrorproc.start(self.root, state.gateway, port)
         with lab_state.locked(self.state_file) as st:
             st.mirror_pid = pid
+
+    def start_state_metrics(self, allowed: list[str],
+                            preferred_port: int = 18080) -> tuple[str, int]:
+        """The cluster's kube-state-metrics stand-in on the gateway
+        (``emulated.state_metrics``); its address and port."""
+        state = self.state
+        if state_metrics_proc.runs(state.state_metrics_pid):
+            return state.gateway, state.state_metrics_port
+        port = net.free_port(state.gateway, preferred_port)
+        pid = state_metrics_proc.start(self.root, state.gateway, port,
+                                       state.cluster_dir, allowed)
+        with lab_state.locked(self.state_file) as st:
+            st.state_metrics_port, st.state_metrics_pid = port, pid
+        return state.gateway, port
 
     def _write_package(self) -> None:
         """``<root>/package``: the installed plugin's scripts and the
@@ -474,6 +489,17 @@ class Lab:
         return hosts.exec_in(state, self._host(state, name), argv,
                              input=input, timeout=timeout)
 
+    def power_off(self, name: str) -> None:
+        """Crash host ``name``: every process killed, NIC without carrier
+        (``hosts.power_off``)."""
+        state = self.state
+        hosts.power_off(state, self._host(state, name))
+
+    def power_on(self, name: str) -> None:
+        """Boot a powered-off host again; returns once sshd answers."""
+        state = self.state
+        hosts.power_on(state, self._host(state, name))
+
     def host_path(self, name: str, path: str) -> str:
         """Where ``path`` of host ``name`` is on the machine's disk."""
         return hosts.disk_path(self.host(name), path)
@@ -645,12 +671,16 @@ def teardown(root: str = DEFAULT_ROOT, name: str | None = None) -> list[str]:
 
 
 def _helper_pids(root: str) -> list[int]:
-    """The site mirror, if still running."""
+    """The site mirror and the kube-state-metrics stand-in, if still
+    running."""
     try:
         st = lab_state.load(lab_state.state_path(root))
     except (OSError, ValueError, TypeError, KeyError):
         return []
-    return [st.mirror_pid] if mirrorproc.is_mirror(st.mirror_pid) else []
+    found = [st.mirror_pid] if mirrorproc.is_mirror(st.mirror_pid) else []
+    if state_metrics_proc.runs(st.state_metrics_pid):
+        found.append(st.state_metrics_pid)
+    return found
 
 
 def _mnt_pins(root: str) -> list[str]:

@@ -179,6 +179,23 @@ def create_host_net(netns: str, veth: str, bridge: str, ip: str,
     run(['ip', '-n', netns, '-batch', '-'], input=batch)
 
 
+def set_link_up(name: str, up: bool) -> None:
+    """Carrier on or off for the lab side of a host's veth (a VM powered
+    on or off: its NIC answers nothing while off)."""
+    run(['ip', 'link', 'set', name, 'up' if up else 'down'])
+
+
+def drop_extra_addresses(netns: str, ip: str) -> None:
+    """Leave eth0 of ``netns`` with its own address only: a virtual IP
+    that keepalived had added did not survive the VM's restart."""
+    links = _ip_json('-n', netns, 'addr', 'show', 'dev', 'eth0')
+    for link in links:
+        for addr in link.get('addr_info', []):
+            if addr.get('family') == 'inet' and addr.get('local') != ip:
+                run(['ip', '-n', netns, 'addr', 'del',
+                     f"{addr['local']}/{addr['prefixlen']}", 'dev', 'eth0'])
+
+
 def host_mac(ip: str) -> str:
     """A MAC address derived from the IP: a host healed with the same
     address keeps its MAC (as a VM keeps its Neutron port), so no neighbour

@@ -105,3 +105,16 @@ def terminate(pids: Iterable[int], grace: float = 5.0) -> None:
                       deadline=wait, first=0.05, ceiling=0.1):
             return
         pids = [p for p in pids if not is_gone(p)]
+
+
+def kill(pids: Iterable[int]) -> None:
+    """SIGKILL at once and wait until they are gone: a machine that
+    loses power gives its programs no chance to clean up."""
+    pids = list(pids)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    wait_until(lambda: all(is_gone(p) for p in pids), deadline=5.0,
+               first=0.01, ceiling=0.1)

@@ -80,6 +80,11 @@ class LabState:
     install_delay: float = 0.0  # seconds emulated installs take (demo)
     mirror_port: int = 0        # the site mirror (apt key, CNI manifests)
     mirror_pid: int | None = None
+    # A Tacker site's lab: the node exporter every VM image runs (0:
+    # none) and the cluster's kube-state-metrics stand-in.
+    node_exporter_port: int = 0
+    state_metrics_port: int = 0
+    state_metrics_pid: int | None = None
     # Where VMs run (placement.py): Nova's compute hosts, the workers'
     # anti-affinity server group, and a round-robin counter for the rest.
     compute_hosts: list[str] = field(default_factory=lambda: [

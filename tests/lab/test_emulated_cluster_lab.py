@@ -11,7 +11,7 @@ import pytest
 from kubernetes_mgmt.cli import main
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
-from kubernetes_mgmt_lab import volumes
+from kubernetes_mgmt_lab import net, volumes
 from kubernetes_mgmt_lab.emulated import (
     ClusterView,
     half_upgraded,
@@ -250,6 +250,73 @@ def test_nfs_server_on_the_storage_volume_over_ssh(small_lab, sessions):
 ADMIN = ['--kubeconfig', '/etc/kubernetes/admin.conf']
 NEW = 'v1.37.1'
 DAY = 86400
+
+
+def _vip_holders(lab, hosts) -> list[str]:
+    return [h.name for h in hosts if f' {lab.state.vip}/' in lab.run_in_host(
+        h.name, ['ip', '-br', 'addr', 'show', 'eth0']).stdout]
+
+
+def test_a_vm_powered_off_and_on_comes_back_with_its_services(
+        small_lab, kubeadm_cluster):
+    """A crash, then a boot: the lab's VM failure for the automatic heal.
+    Off: the VM answers nothing, its node goes NotReady, the VIP it held
+    moves. On: sshd, the enabled units (keepalived, the kubelet and with
+    it etcd and the API server) start again, and the VIP is held once."""
+    master, _ = kubeadm_cluster
+    lab, state = small_lab, small_lab.state
+    login = Login(state.username, state.password)
+    view = ClusterView(state.cluster_dir)
+    others = [h for h in state.hosts if h.role == 'master' and h != master]
+    with Sessions(lab.known_hosts()) as pool:
+        m = pool.get(Endpoint(master.ip, login, label=master.name))
+        m.upload(CNI_MANIFEST, '/root/cni.yaml', step='cni', sudo=True)
+        m.run(['kubectl', *ADMIN, 'apply', '-f', '/root/cni.yaml'],
+              step='cni', sudo=True)
+        for rank, host in enumerate(others):
+            s = pool.get(Endpoint(host.ip, login, label=host.name))
+            s.run(['apt-get', 'install', '-y', 'keepalived'],
+                  step='install', sudo=True)
+            s.upload(KEEPALIVED.format(
+                state='BACKUP', priority=90 - rank, secret='lab-vrrp',
+                vip=state.vip), '/etc/keepalived/keepalived.conf',
+                step='keepalived.conf', sudo=True, mode=0o600)
+            s.run(['systemctl', 'restart', 'keepalived'], step='start',
+                  sudo=True)
+    assert poll(lambda: view.node_ready(master.name), deadline=30,
+                what='master Ready')
+    assert poll(lambda: len(_vip_holders(lab, others)) == 1 and
+                _vip_holders(lab, others), deadline=15, what='VIP held')
+    holder = next(h for h in others if h.name in _vip_holders(lab, others))
+
+    lab.power_off(master.name)
+    lab.power_off(holder.name)
+    assert not lab.sshd_up(master.name)
+    assert not net.port_open(master.ip, 6443, timeout=0.5)
+    assert not view.node_ready(master.name)
+    assert poll(lambda: _vip_holders(lab, others) == [
+        h.name for h in others if h != holder] and 'moved',
+        deadline=15, what='VIP moved')
+
+    lab.power_on(master.name)
+    lab.power_on(holder.name)
+    assert poll(lambda: view.node_ready(master.name), deadline=30,
+                what='master Ready again')
+    assert poll(lambda: len(_vip_holders(lab, others)) == 1 and 'one',
+                deadline=15, what='VIP held once')
+    assert lab.run_in_host(holder.name, ['systemctl', 'is-active',
+                                         'keepalived']).stdout.strip() \
+        == 'active'
+    # The boot goes on after sshd: etcd, then the API server.
+    assert poll(lambda: net.port_open(master.ip, 6443, timeout=0.5),
+                deadline=60, what='API server back')
+    with Sessions(lab.known_hosts()) as pool:
+        m = pool.get(Endpoint(master.ip, login, label=master.name))
+        # The API server and etcd are back: the cluster answers.
+        nodes = m.run(['kubectl', *ADMIN, 'get', 'nodes', '-o', 'name'],
+                      step='nodes', sudo=True).stdout.split()
+    assert f'node/{master.name}' in nodes
+    assert [mb['name'] for mb in view.etcd_members()] == [master.name]
 
 
 def _upgrade_node(run, node: str, first_master: bool, kubectl) -> None:

@@ -20,9 +20,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import pytest
-import requests
-from requests.adapters import HTTPAdapter
-from urllib3.util.retry import Retry
 
 from kubernetes_mgmt.cluster import admin_account, etcd_snapshot
 from kubernetes_mgmt.operations.upgrade import NODE_VERSIONS_KEY, VERSION_KEY
@@ -35,9 +32,10 @@ from kubernetes_mgmt_lab.emulated.faults import (
 )
 from kubernetes_mgmt_lab.emulated.view import half_upgraded
 from kubernetes_mgmt_lab.errors import LabError
-from kubernetes_mgmt_lab.openstack import inspect, tacker
+from kubernetes_mgmt_lab.openstack import inspect, tacker, vip_reader
 from kubernetes_mgmt_lab.openstack.layout import Root
 from kubernetes_mgmt_lab.openstack.operator import OperationFailed, Operator
+from kubernetes_mgmt_lab.openstack.vip_reader import VipReader
 
 pytestmark = pytest.mark.lab
 
@@ -70,18 +68,15 @@ class Site:
 @dataclass
 class Watch:
     """What a client sees while the upgrade runs: reads through the VIP
-    every 0.2 s (retrying as the kubernetes client does), and every
-    second the workers cordoned and the guarded pods Ready."""
+    (``VipReader``), and every second the workers cordoned and the
+    guarded pods Ready."""
 
-    url: str
-    token: str
-    ca_file: str
+    reader: VipReader
     workers: set[str]
-    reads: list[int | str] = field(default_factory=list)
     cordoned_max: int = 0
     ready_min: int = REPLICAS
     stop: threading.Event = field(default_factory=threading.Event)
-    threads: list[threading.Thread] = field(default_factory=list)
+    thread: threading.Thread | None = None
 
 
 def _build(root: Root, minor: str) -> str:
@@ -183,44 +178,26 @@ def half_upgraded_nodes(s: Site) -> list[str]:
 # -- the client reading through the VIP -------------------------------------
 
 def _start_watch(s: Site) -> Watch:
-    import base64
     secret = get_json(s, 'secret', '-n', admin_account.NAMESPACE,
                       admin_account.SECRET)
-    token = base64.b64decode(secret['data']['token']).decode()
-    ca = s.root.of('upgrade-ca.crt')
-    with open(ca, 'wb') as f:
-        f.write(base64.b64decode(secret['data']['ca.crt']))
     endpoint = s.op.show(s.vnf_id)['metadata'][VIM_KEY]['endpoint']
     workers = {n for n, _ in node_versions(s).items()
                if n not in _master_names(s)}
-    watch = Watch(f'{endpoint}/apis/apps/v1/namespaces/default/'
-                  'deployments/guarded', token, ca, workers)
-    watch.threads = [threading.Thread(target=_read_through_vip,
-                                      args=(watch,)),
-                     threading.Thread(target=_count_disruption,
-                                      args=(s, watch))]
-    for thread in watch.threads:
-        thread.start()
+    reader = vip_reader.from_admin_secret(
+        f'{endpoint}/apis/apps/v1/namespaces/default/deployments/guarded',
+        secret, s.root.of('upgrade-ca.crt')).start()
+    watch = Watch(reader, workers)
+    watch.thread = threading.Thread(target=_count_disruption,
+                                    args=(s, watch))
+    watch.thread.start()
     return watch
 
 
 def _stop_watch(watch: Watch) -> None:
+    watch.reader.stop()
     watch.stop.set()
-    for thread in watch.threads:
-        thread.join()
-
-
-def _read_through_vip(watch: Watch) -> None:
-    with requests.Session() as http:
-        http.mount('https://', HTTPAdapter(max_retries=Retry(3)))
-        http.headers['Authorization'] = f'Bearer {watch.token}'
-        while not watch.stop.is_set():
-            try:
-                answer = http.get(watch.url, verify=watch.ca_file, timeout=5)
-                watch.reads.append(answer.status_code)
-            except requests.RequestException as exc:
-                watch.reads.append(f'{type(exc).__name__}: {exc}')
-            watch.stop.wait(0.2)
+    if watch.thread is not None:
+        watch.thread.join()
 
 
 def _count_disruption(s: Site, watch: Watch) -> None:
@@ -351,11 +328,11 @@ def test_the_retry_completes_once_the_budget_is_relaxed(site):
         _stop_watch(site.watch)
     assert done['Operation State'] == 'COMPLETED'
     watch = site.watch
-    failed = [(i, r) for i, r in enumerate(watch.reads) if r != 200]
-    print(f'\n{len(watch.reads)} reads through the VIP during the upgrade, '
+    reads, failed = watch.reader.reads, watch.reader.failed
+    print(f'\n{len(reads)} reads through the VIP during the upgrade, '
           f'{len(failed)} failed; at most {watch.cordoned_max} worker(s) '
           f'cordoned, at least {watch.ready_min} guarded pod(s) Ready')
-    assert watch.reads and not failed, failed
+    assert reads and not failed, failed
     assert watch.cordoned_max <= 1
     assert watch.ready_min >= BUDGET_MIN_AVAILABLE
     versions = node_versions(site)

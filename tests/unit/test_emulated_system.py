@@ -5,11 +5,15 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import signal
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
 
+from kubernetes_mgmt.remote.retry import wait_until
 from kubernetes_mgmt_lab.emulated import (
     ClusterView,
     inject_fault,
@@ -142,6 +146,38 @@ def test_haproxy_is_real_and_checks_its_config(host):
         == 'inactive'
     with pytest.raises(OSError):
         socket.create_connection((host.ip, port), timeout=2).close()
+
+
+@pytest.mark.skipif(shutil.which('haproxy') is None,
+                    reason='haproxy not installed')
+def test_a_boot_after_a_crash_starts_the_enabled_units(host):
+    """``emulated.boot``, which a lab VM's init runs when it boots again:
+    processes that died with the VM are started again if enabled."""
+    host.run('apt-get', 'install', '-y', 'containerd', 'kubelet', 'haproxy',
+             check=True)
+    port = _free_port(host.ip)
+    _write_cfg(host, GOOD_CFG.format(ip=host.ip, port=port))
+    host.run('systemctl', 'restart', 'haproxy', check=True)
+    host.run('systemctl', 'disable', '--now', 'containerd', check=True)
+    with open(host.path('/run/haproxy.pid'), encoding='utf-8') as f:
+        for pid in f.read().split():
+            os.kill(int(pid), signal.SIGKILL)     # the crash
+    assert wait_until(lambda: host.run('systemctl', 'is-active',
+                                       'haproxy').returncode == 3,
+                      deadline=10, ceiling=0.2)
+    boot = subprocess.run(
+        [sys.executable, '-m', 'kubernetes_mgmt_lab.emulated.boot'],
+        capture_output=True, text=True, env=host.env(), timeout=60,
+        check=False)
+    assert boot.returncode == 0, boot.stderr
+    # Services before the kubelet; the disabled unit stays down.
+    assert boot.stdout.splitlines() == ['boot: started haproxy.service',
+                                        'boot: started kubelet.service']
+    assert host.run('systemctl', 'is-active', 'haproxy').returncode == 0
+    assert host.run('systemctl', 'is-active', 'containerd').returncode == 3
+    with socket.create_connection((host.ip, port), timeout=2):
+        pass
+    host.run('systemctl', 'stop', 'haproxy', check=True)
 
 
 @pytest.mark.skipif(shutil.which('keepalived') is None,

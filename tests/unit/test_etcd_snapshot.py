@@ -209,3 +209,18 @@ def test_member_removal_waits_out_etcds_unhealthy_cluster_answer(
                                       '10.0.0.2')
     assert [m.id for m in removed] == [2]
     assert [m['name'] for m in vm.members] == ['master-0']
+
+
+def test_a_heals_snapshot_never_reaches_the_master_being_rebuilt():
+    plan, vms, sessions = _cluster(False)
+
+    def staying_only(node):
+        # The healed master may be dead: any login to it would hang.
+        assert node.name != 'master-2', 'the healed master was reached'
+        return sessions(node)
+
+    taken = snap.take(plan, staying_only, 'heal', 3, now=lambda: WHEN,
+                      masters=plan.masters[:2])
+    assert [c.split(':')[0] for c in taken.copies] == ['master-0',
+                                                       'master-1']
+    assert not vms['master-2'].files

@@ -13,7 +13,8 @@ circle):
 3. ``operations``: one typed request in, an operation's graphs run;
 4. ``steps``: the steps' declarations and actions;
 5. ``engine``: runs a graph (imports only the base);
-6. ``vim``: registering the cluster as a VIM;
+6. ``vim``, ``monitoring``: registering the cluster as a VIM; the
+   automatic heal's alert rules and Prometheus targets;
 7. ``cluster``: the only layer that talks to the VMs' cluster;
 8. ``storage``, ``topology``: PVs; the hosts Heat describes;
 9. ``remote``, ``params``: SSH and kubectl over it; request parameters;
@@ -49,7 +50,7 @@ LAYERS = (
     {'operations'},
     {'steps'},
     {'engine'},
-    {'vim'},
+    {'vim', 'monitoring'},
     {'cluster'},
     {'storage', 'topology'},
     {'remote', 'params'},

@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 
 from kubernetes_mgmt.cluster.cluster_plan import Node
-from kubernetes_mgmt.cluster.placement import node_labels
+from kubernetes_mgmt.cluster.placement import (
+    VNF_INSTANCE_LABEL,
+    VNFC_LABEL,
+    node_labels,
+)
 from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.remote.ssh import Endpoint, Login
 from kubernetes_mgmt.shim.tacker_objects import grant_zones
@@ -59,6 +63,22 @@ def test_granted_zone_labels_any_node():
     labels = node_labels(topology(), [master, worker],
                          {worker.host.server_id: 'az-1'})
     assert labels == {'worker-2': dict.fromkeys(ZONES, 'az-1')}
+
+
+def test_every_node_names_its_vnf_instance_and_vnfc():
+    master, worker = node(Role.MASTER, 1), node(Role.WORKER, 2)
+    vnfcs = {master.host.server_id: 'masterNode-m1',
+             worker.host.server_id: 'workerNode-w2'}
+    labels = node_labels(topology(), [master, worker],
+                         {worker.host.server_id: 'az-1'}, 'inst-1', vnfcs)
+    assert labels['master-1'] == {VNF_INSTANCE_LABEL: 'inst-1',
+                                  VNFC_LABEL: 'masterNode-m1'}
+    assert labels['worker-2'] == {VNF_INSTANCE_LABEL: 'inst-1',
+                                  VNFC_LABEL: 'workerNode-w2',
+                                  **dict.fromkeys(ZONES, 'az-1')}
+    # A server Tacker has not recorded yet: the instance only.
+    assert node_labels(topology(), [worker], {}, 'inst-1', {}) == {
+        'worker-2': {VNF_INSTANCE_LABEL: 'inst-1'}}
 
 
 def test_hidden_compute_host_is_an_error_with_the_remedy():

@@ -96,6 +96,10 @@ class V2Instance:
         return InstantiatedInfo(self)
 
     @property
+    def vnf_configurable_properties(self) -> dict:
+        return dict(self.data.get('vnfConfigurableProperties') or {})
+
+    @property
     def vnf_metadata(self) -> dict:
         return dict(self.data.get('metadata') or {})
 

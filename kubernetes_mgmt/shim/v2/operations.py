@@ -163,7 +163,8 @@ def scale_rollback_start(call: Call) -> None:
 def heal_start(call: Call) -> None:
     vnfcs = tacker_objects.vnfc_instance_ids(call.request)
     if vnfcs:
-        heal.heal_start(call.day2_request(), call.store, vnfcs)
+        heal.heal_start(call.day2_request(), call.store, vnfcs,
+                        force=tacker_objects.heal_force(call.request))
     else:
         rebuild.rebuild_start(call.day2_request(), call.store)
 

@@ -31,6 +31,7 @@ _LAZY = {
     'ClusterView': 'view',
     'expire_certificate_key': 'view', 'expire_tokens': 'view',
     'reset_cluster': 'view', 'set_host_down': 'view',
+    'set_host_off': 'view',
 }
 __getattr__ = lazy.exports(__name__, _LAZY)
 
@@ -69,6 +70,7 @@ __all__ = [
     'reset_cluster',
     'set_clock_offset',
     'set_host_down',
+    'set_host_off',
     'set_install_delay',
     'set_install_delays',
     'update_config',

@@ -149,6 +149,17 @@ def set_host_down(cluster_dir: str, host: str) -> None:
         cluster.reconcile(state)
 
 
+def set_host_off(cluster_dir: str, host: str) -> None:
+    """The lab powered ``host`` off: its kubelet stops posting status and
+    its etcd member stops answering. Where its API server listened stays
+    recorded, for its kubelet to start it again at the next boot."""
+    with store.mutate(cluster_dir) as state:
+        rec = cluster.host_record(state, host)
+        rec['kubelet'] = False
+        rec.pop('etcd', None)
+        cluster.reconcile(state)
+
+
 def reset_cluster(cluster_dir: str) -> None:
     """Forget the emulated cluster (state, logs, CAs, faults; config
     stays)."""

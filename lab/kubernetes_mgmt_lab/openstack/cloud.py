@@ -11,11 +11,13 @@ import json
 import os
 import secrets
 
+from kubernetes_mgmt.cluster.placement import VNF_INSTANCE_LABEL, VNFC_LABEL
 from kubernetes_mgmt_lab import detached, mirror, net
 from kubernetes_mgmt_lab import state as lab_state
 from kubernetes_mgmt_lab.cloud.network import NETWORK_NAMES
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.manager import Lab, lab_name_at, teardown
+from kubernetes_mgmt_lab.openstack import monitoring
 from kubernetes_mgmt_lab.openstack.layout import HOST, Root
 
 NAME = 'cloud'
@@ -76,16 +78,25 @@ def free_subnets(count: int = LABS) -> list[str]:
 
 def ensure_labs(root: Root, subnets: list[str], password: str) -> None:
     """The empty labs, made once per root (their VMs outlive a restart
-    of the API)."""
+    of the API), each watched by the site's monitoring: its VMs run a
+    node exporter, its cluster has a kube-state-metrics stand-in."""
     for index, subnet in enumerate(subnets):
         where = lab_root(root, index)
-        if os.path.exists(lab_state.state_path(where)):
-            continue
-        if lab_name_at(where) is not None:     # half-made: start over
-            teardown(where)
-        Lab.up(masters=0, workers=0, root=where,
-               name=lab_name(root, index), subnet=subnet,
-               username=USERNAME, password=password)
+        if not os.path.exists(lab_state.state_path(where)):
+            if lab_name_at(where) is not None:     # half-made: start over
+                teardown(where)
+            Lab.up(masters=0, workers=0, root=where,
+                   name=lab_name(root, index), subnet=subnet,
+                   username=USERNAME, password=password)
+        _watch(root, Lab(where), lab_name(root, index))
+
+
+def _watch(root: Root, lab: Lab, name: str) -> None:
+    with lab_state.locked(lab.state_file) as st:
+        st.node_exporter_port = monitoring.NODE_EXPORTER_PORT
+    address, port = lab.start_state_metrics(
+        [VNF_INSTANCE_LABEL, VNFC_LABEL])
+    monitoring.publish_ksm(root, name, address, port)
 
 
 def network_id(root: Root, name: str = NETWORK_NAMES[0]) -> str:
@@ -107,7 +118,10 @@ def plugin_options(root: Root) -> dict[str, str]:
     return {'apt_repository_url': f'{site}{mirror.APT_REPO_TEMPLATE}',
             'apt_key_url': f'{site}{mirror.KEY_PATH}',
             'cni_manifest': f'{site}{mirror.CALICO_PATH}',
-            'cni_manifest_sha256': mirror.sha256_of(mirror.CALICO_MANIFEST)}
+            'cni_manifest_sha256': mirror.sha256_of(mirror.CALICO_MANIFEST),
+            # The site's Prometheus reads the driver's targets there.
+            'monitoring_targets_dir': monitoring.targets_dir(root),
+            'node_exporter_port': str(monitoring.NODE_EXPORTER_PORT)}
 
 
 def start(root: Root, port: int, project_id: str, keystone_url: str

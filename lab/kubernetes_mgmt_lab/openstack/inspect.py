@@ -131,3 +131,18 @@ def run_in_vm(root: Root, vnfc: Vnfc, argv: list[str],
 
     return Lab.load(cloud.lab_root(root, vnfc.lab)).run_in_host(
         vnfc.lab_host, argv, input=input)
+
+
+def power_off_vm(root: Root, vnfc: Vnfc) -> None:
+    """Crash the VNFC's lab VM (``hosts.power_off``): Nova and Heat are
+    not told, as with a hypervisor that lost the VM."""
+    from kubernetes_mgmt_lab.manager import Lab
+
+    Lab.load(cloud.lab_root(root, vnfc.lab)).power_off(vnfc.lab_host)
+
+
+def power_on_vm(root: Root, vnfc: Vnfc) -> None:
+    """Boot the VNFC's powered-off lab VM again."""
+    from kubernetes_mgmt_lab.manager import Lab
+
+    Lab.load(cloud.lab_root(root, vnfc.lab)).power_on(vnfc.lab_host)

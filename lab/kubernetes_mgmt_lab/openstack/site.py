@@ -19,6 +19,7 @@ from kubernetes_mgmt_lab.openstack import (
     heat,
     keystone,
     mariadb,
+    monitoring,
     processes,
     rabbitmq,
     tacker,
@@ -40,7 +41,7 @@ PREFERRED_PORTS = {'mariadb': 13306, 'keystone': 5000,
 # Start order.
 SERVICES = ('mariadb', 'rabbitmq', 'keystone', 'glance', 'cloud',
             'heat-api', 'heat-engine', 'barbican', 'tacker-server',
-            'tacker-conductor')
+            'tacker-conductor', 'alertmanager', 'prometheus')
 
 
 @dataclass
@@ -53,7 +54,7 @@ class ServiceStatus:
 
 def install() -> dict[str, float]:
     """Debian packages and the venvs; seconds each venv took (0: reused)."""
-    packages.ensure(DEBIAN)
+    packages.ensure({**DEBIAN, **monitoring.DEBIAN})
     with ThreadPoolExecutor(max_workers=2) as pool:
         spent = dict(zip((v.service for v in VENVS),
                          pool.map(lambda v: v.ensure(), VENVS),
@@ -133,20 +134,35 @@ def _start_all(root: Root, state: ServicesState) -> None:
     _start_heat(root, state, keystone_url)
     _start_barbican(root, state, keystone_url)
 
+    # Alertmanager's port first: the plugin logs the alerts behind a heal.
+    state.ports.update(monitoring.ports())
     tacker.configure(
         root, ports['tacker'], keystone_url, pw['keystone_tacker'],
         mariadb.url('tacker', pw['mariadb_tacker'], ports['mariadb'],
                     'tacker'),
         rabbitmq.url('tacker', pw['rabbit_tacker'], ports['rabbitmq']),
-        cloud.plugin_options(root))
+        {**cloud.plugin_options(root),
+         'alertmanager_url': monitoring.url(state.ports['alertmanager'])})
     tacker.setup(root)
     state.pids['tacker-server'] = tacker.start_server(root, ports['tacker'])
     state.save()
     state.pids['tacker-conductor'] = tacker.start_conductor(
         root, lambda: rabbitmq.has_consumer(root, 'TACKER_CONDUCTOR'))
+    _start_monitoring(root, state)
     state.timings['start_total'] = round(time.monotonic() - started, 1)
     state.save()
     clients.write_clouds(root, keystone_url, pw['admin'])
+
+
+def _start_monitoring(root: Root, state: ServicesState) -> None:
+    """Prometheus and Alertmanager, alerting Tacker's auto-heal."""
+    monitoring.configure(root, state.ports, tacker.url(state.ports['tacker']))
+    state.pids['alertmanager'] = monitoring.start_alertmanager(
+        root, state.ports['alertmanager'])
+    state.save()
+    state.pids['prometheus'] = monitoring.start_prometheus(
+        root, state.ports['prometheus'])
+    state.save()
 
 
 def _catalog(state: ServicesState) -> str:
@@ -221,7 +237,8 @@ def _start_barbican(root: Root, state: ServicesState, keystone_url: str
 
 # Stopped together, in this order: the Tacker processes outlive SIGTERM
 # and heat-engine takes 13 to 19 s after it, so their graces overlap.
-STOP_GROUPS = (('tacker-conductor', 'tacker-conductor-b', 'tacker-server',
+STOP_GROUPS = (('prometheus', 'alertmanager'),
+               ('tacker-conductor', 'tacker-conductor-b', 'tacker-server',
                 'heat-engine', 'heat-api', 'barbican'), ('cloud',),
                ('glance',), ('keystone',), ('rabbitmq',), ('mariadb',))
 
@@ -266,7 +283,9 @@ def status(root_path: str) -> list[ServiceStatus]:
             'heat-engine': '-',
             'barbican': barbican.url(ports.get('barbican', 0)),
             'tacker-server': tacker.url(ports.get('tacker', 0)),
-            'tacker-conductor': '-'}
+            'tacker-conductor': '-',
+            'alertmanager': monitoring.url(ports.get('alertmanager', 0)),
+            'prometheus': monitoring.url(ports.get('prometheus', 0))}
     return [ServiceStatus(name, state.pids.get(name), urls[name],
                           processes.alive(state.pids.get(name)))
             for name in SERVICES]

@@ -143,6 +143,10 @@ def configure(root: Root, port: int, keystone_url: str, password: str,
         # Tacker stores a Kubernetes VIM only with Barbican (the key of
         # its token); found in the catalog as key-manager.
         'k8s_vim': {'use_barbican': 'true'},
+        # Alertmanager's auto_heal alerts (POST /alert/auto_healing) heal
+        # the VNFCs they name, gathered for 5 s (default 20).
+        'prometheus_plugin': {'auto_healing': 'True',
+                              'timer_interval': '5'},
         'keystone_authtoken': conffile.authtoken(keystone_url, NAME,
                                                  password),
         # The plugin's key that signs its stored state, beside tacker.conf
