@@ -433,20 +433,6 @@ def test_rabbitmq_ports_stay_out_of_the_cli_tools_range():
     assert {amqp, dist}.isdisjoint(rabbitmq.CLI_DIST_PORTS)
 
 
-def test_the_plugin_source_digest_follows_the_wheel_sources_only(
-        tmp_path):
-    from kubernetes_mgmt_lab.openstack.tacker import source_digest
-    (tmp_path / 'kubernetes_mgmt').mkdir()
-    (tmp_path / 'kubernetes_mgmt' / 'a.py').write_text('x = 1\n')
-    (tmp_path / 'setup.cfg').write_text('[metadata]\n')
-    (tmp_path / 'tests').mkdir()
-    first = source_digest(str(tmp_path))
-    (tmp_path / 'tests' / 'test_a.py').write_text('pass\n')
-    assert source_digest(str(tmp_path)) == first     # not in the wheel
-    (tmp_path / 'kubernetes_mgmt' / 'a.py').write_text('x = 2\n')
-    assert source_digest(str(tmp_path)) != first
-
-
 def test_test_labs_of_two_xdist_workers_pick_disjoint_subnets(monkeypatch):
     from kubernetes_mgmt_lab import testing
     monkeypatch.setenv('PYTEST_XDIST_WORKER_COUNT', '2')

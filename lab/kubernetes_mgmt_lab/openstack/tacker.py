@@ -4,12 +4,15 @@ tacker-conductor, on MariaDB and RabbitMQ."""
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import os
+import shutil
+import tempfile
 import uuid
+import zipfile
 from collections.abc import Callable
 
+from kubernetes_mgmt_lab import filelock
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.openstack import conffile, mariadb, processes
 from kubernetes_mgmt_lab.openstack.layout import HOST, Root
@@ -19,6 +22,7 @@ from kubernetes_mgmt_lab.sysrun import run
 NAME = 'tacker'
 VENV = Venv(NAME, {'tacker': '16.0.0'}, ('PyMySQL',))
 PLUGIN = 'tacker-kubernetes-mgmt'
+PACKAGE = 'kubernetes_mgmt'
 MGMT_LOG_LINE = 'Registered drivers from tacker.tacker.mgmt.drivers'
 MGMT_DRIVERS = 'vnflcm_noop,mgmt-drivers-kubernetes'
 CONDUCTOR_HOST = 'conductor-a'
@@ -41,51 +45,69 @@ def conf_path(root: Root) -> str:
 
 def install_plugin(source: str) -> None:
     """``pip install`` of the plugin's checkout, not editable (README,
-    "Install into Tacker"), whenever what the wheel is built from
-    changed since the last install, so the conductor runs the checkout's
-    code. An unchanged checkout is left installed: the venv is shared by
-    every services root of this machine, and a reinstall would pull the
-    files from under another root's running conductor."""
-    marker = os.path.join(VENV.path, 'kubernetes-mgmt-source.sha256')
-    digest = source_digest(source)
-    if _read(marker) == digest and glob.glob(os.path.join(
-            VENV.path, 'lib', 'python3*', 'site-packages', 'kubernetes_mgmt',
-            '__init__.py')):
-        return
-    VENV.pip_install(source)
-    VENV.pip_install('--no-deps', '--force-reinstall', source)
-    with open(marker, 'w', encoding='utf-8') as f:
-        f.write(digest)
+    "Install into Tacker"), unless the venv already holds exactly what
+    its wheel holds, so the conductor runs the checkout's code. The venv
+    is shared by every services root of this machine (CI starts three at
+    once): the check and the install hold a lock, the wheel is built
+    from a clean copy (a build/ left in the checkout can put stale files
+    in it), and what is installed is judged by its files, never by a note
+    of the last install. A reinstall pulls files from under a running
+    conductor, so it happens only when they differ."""
+    with filelock.exclusive(os.path.join(VENV.path, INSTALL_LOCK)), \
+            tempfile.TemporaryDirectory(prefix='kmgmt-wheel-') as work:
+        wheel = _build_wheel(source, work)
+        if _installed_as_in(wheel):
+            return
+        VENV.pip_install(wheel)     # its dependencies
+        VENV.pip_install('--no-deps', '--force-reinstall', wheel)
+        if not _installed_as_in(wheel):
+            raise LabError(f'the plugin installed into {VENV.path} differs '
+                           f'from the wheel of {source}')
 
 
+INSTALL_LOCK = 'kubernetes-mgmt-install.lock'
 # What setup.py builds the wheel from (the package, its scripts and
 # samples, the build files).
 SOURCE_PARTS = ('setup.py', 'setup.cfg', 'kubernetes_mgmt', 'scripts',
                 'samples')
 
 
-def source_digest(source: str) -> str:
-    """SHA-256 over the names and contents of the checkout's files that
-    make the wheel."""
-    digest = hashlib.sha256()
+def _build_wheel(source: str, work: str) -> str:
+    clean = os.path.join(work, 'source')
     for part in SOURCE_PARTS:
-        top = os.path.join(source, part)
-        paths = [top] if os.path.isfile(top) else sorted(
-            os.path.join(d, f) for d, dirs, files in os.walk(top)
-            if '__pycache__' not in d for f in files)
-        for path in paths:
-            digest.update(os.path.relpath(path, source).encode() + b'\0')
-            with open(path, 'rb') as f:
-                digest.update(hashlib.sha256(f.read()).digest())
-    return digest.hexdigest()
+        path = os.path.join(source, part)
+        if os.path.isdir(path):
+            shutil.copytree(path, os.path.join(clean, part),
+                            ignore=shutil.ignore_patterns('__pycache__'))
+        else:
+            os.makedirs(clean, exist_ok=True)
+            shutil.copy2(path, clean)
+    run([VENV.bin('pip'), 'wheel', '-q', '--no-deps', '--use-pep517',
+         '-w', work, clean])
+    (wheel,) = glob.glob(os.path.join(work, '*.whl'))
+    return wheel
 
 
-def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding='utf-8') as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
+def _installed_as_in(wheel: str) -> bool:
+    """Whether every file of the wheel's package is installed in the
+    venv with the same content."""
+    found = glob.glob(os.path.join(VENV.path, 'lib', 'python3*',
+                                   'site-packages'))
+    if not found:
+        return False
+    with zipfile.ZipFile(wheel) as archive:
+        for info in archive.infolist():
+            if not info.filename.startswith(f'{PACKAGE}/') or \
+                    info.is_dir():
+                continue
+            installed = os.path.join(found[0], info.filename)
+            try:
+                with open(installed, 'rb') as f:
+                    if f.read() != archive.read(info):
+                        return False
+            except OSError:
+                return False
+    return True
 
 
 def state_key_file(root: Root) -> str:
