@@ -521,7 +521,9 @@ def test_heal_of_the_master_holding_the_vip(ha_lab, caplog):
             assert f'server {node_name(other)} {other.ip}:6443' in cfg, \
                 master.name
     assert_cluster_matches_lab(lab, instance)
-    assert kube_events(lab, name)[-3:] == ['cordon', 'drain', 'delete']
+    # The old node taken out, then the new one labelled (its VNFC id).
+    assert kube_events(lab, name)[-4:] == ['cordon', 'drain', 'delete',
+                                           'label']
     outage = probe.longest_outage()
     print(f'\nheal of the VIP master: {heal_seconds:.1f} s; VIP probed '
           f'{len(probe.results)} times, {probe.failures} failed, longest '

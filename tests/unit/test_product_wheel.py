@@ -100,7 +100,7 @@ def test_the_product_alone_imports_and_never_loads_the_lab(wheel,
     usage = _run(str(venv / 'bin' / 'kubernetes-mgmt'), '--help',
                  cwd=tmp_path)
     # Only the product's own sub-commands: lab and demo come with the lab.
-    assert '{validate-request,package,plan}' in usage
+    assert '{validate-request,package,plan,monitoring}' in usage
 
 
 def test_importing_the_product_loads_no_lab_even_when_installed(tmp_path):

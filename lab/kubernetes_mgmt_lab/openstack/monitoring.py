@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import urllib.request
 
 import yaml
 
@@ -101,8 +102,7 @@ def start_alertmanager(root: Root, port: int) -> int:
         f'--storage.path={root.of("monitoring", "alertmanager-data")}',
         f'--web.listen-address={HOST}:{port}',
         '--cluster.listen-address='], log)
-    processes.wait_ready('alertmanager', pid, lambda: processes.answers(
-        f'{url(port)}/-/ready'), log)
+    processes.wait_ready('alertmanager', pid, lambda: _ready(port), log)
     return pid
 
 
@@ -114,9 +114,19 @@ def start_prometheus(root: Root, port: int) -> int:
         f'--storage.tsdb.path={root.of("monitoring", "prometheus-data")}',
         '--storage.tsdb.retention.time=2h',
         f'--web.listen-address={HOST}:{port}'], log)
-    processes.wait_ready('prometheus', pid, lambda: processes.answers(
-        f'{url(port)}/-/ready'), log)
+    processes.wait_ready('prometheus', pid, lambda: _ready(port), log)
     return pid
+
+
+def _ready(port: int) -> bool:
+    """``/-/ready`` answers 200; Prometheus answers 503 while it starts
+    (its API too)."""
+    try:
+        with urllib.request.urlopen(f'{url(port)}/-/ready',  # noqa: S310
+                                    timeout=2) as reply:
+            return reply.status == 200
+    except OSError:
+        return False
 
 
 def publish_ksm(root: Root, lab_name: str, address: str, port: int) -> None:
