@@ -92,29 +92,25 @@ def is_gone(pid: int) -> bool:
         return True
 
 
+def _signal(pids: list[int], sig: signal.Signals, wait: float) -> bool:
+    """Send ``sig`` to each pid; True once all are gone within ``wait``."""
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+    return wait_until(lambda: all(is_gone(p) for p in pids), deadline=wait,
+                      first=0.01, ceiling=0.1)
+
+
 def terminate(pids: Iterable[int], grace: float = 5.0) -> None:
     """SIGTERM, wait up to ``grace`` seconds, then SIGKILL what is left."""
     pids = list(pids)
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-        if wait_until(lambda left=pids: all(is_gone(p) for p in left),
-                      deadline=wait, first=0.05, ceiling=0.1):
-            return
-        pids = [p for p in pids if not is_gone(p)]
+    if not _signal(pids, signal.SIGTERM, grace):
+        _signal([p for p in pids if not is_gone(p)], signal.SIGKILL, 5.0)
 
 
 def kill(pids: Iterable[int]) -> None:
     """SIGKILL at once and wait until they are gone: a machine that
     loses power gives its programs no chance to clean up."""
-    pids = list(pids)
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    wait_until(lambda: all(is_gone(p) for p in pids), deadline=5.0,
-               first=0.01, ceiling=0.1)
+    _signal(list(pids), signal.SIGKILL, 5.0)

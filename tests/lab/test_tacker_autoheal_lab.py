@@ -218,42 +218,42 @@ def test_instantiate_ha_with_autoheal_enabled(site):
     assert _firing(site) == []
 
 
-def test_a_worker_whose_kubelet_stopped_is_healed_by_tacker(site):
-    worker = _vnfcs(site, WORKER)[0]
-    vnfc_id = _vnfc_info_ids(site)[worker.id]
-    before = _heal_ids(site)
+def _healed_after(s: Site, worker: inspect.Vnfc, fault, what: str) -> str:
+    """Apply ``fault`` to ``worker`` and give no command after it: Tacker
+    must heal that VNFC (rebuilt) until every node is Ready. Returns the
+    VNFC's id in Tacker."""
+    vnfc_id = _vnfc_info_ids(s)[worker.id]
+    before = _heal_ids(s)
     started = time.monotonic()
-    _stop_kubelet(site, worker)
+    fault()
     # No command from here on: Prometheus, Alertmanager and Tacker act.
-    heal = _next_heal(site, before)
+    heal = _next_heal(s, before)
     assert heal['Operation State'] == 'COMPLETED', heal
     assert heal['Operation Parameters']['vnfcInstanceId'] == [vnfc_id]
-    assert wait_until(lambda: all(_ready(site).values()),
-                      deadline=120, ceiling=2.0), _ready(site)
+    assert wait_until(lambda: all(_ready(s).values()),
+                      deadline=120, ceiling=2.0), _ready(s)
     took = time.monotonic() - started
-    assert worker.id not in {v.id for v in _vnfcs(site)}   # rebuilt
+    assert worker.id not in {v.id for v in _vnfcs(s)}   # rebuilt
+    print(f'\n{what} to every node Ready again: {took:.0f} s')
+    return vnfc_id
+
+
+def test_a_worker_whose_kubelet_stopped_is_healed_by_tacker(site):
+    worker = _vnfcs(site, WORKER)[0]
+    vnfc_id = _healed_after(site, worker, lambda: _stop_kubelet(site, worker),
+                            'kubelet stopped')
     # The driver logged the alert behind the heal (Alertmanager read).
     assert f'auto-heal alerts firing for them: {rules.NODE_ALERT} on ' \
         f'{vnfc_id}' in _driver_log(site)
-    print(f'\nkubelet stopped to every node Ready again: {took:.0f} s')
     _settle(site)
 
 
 def test_a_killed_worker_vm_is_healed_by_tacker(site):
     worker = _vnfcs(site, WORKER)[-1]
-    vnfc_id = _vnfc_info_ids(site)[worker.id]
-    before = _heal_ids(site)
-    started = time.monotonic()
-    inspect.power_off_vm(site.root, worker)
-    heal = _next_heal(site, before)
-    assert heal['Operation State'] == 'COMPLETED', heal
-    assert heal['Operation Parameters']['vnfcInstanceId'] == [vnfc_id]
-    assert wait_until(lambda: all(_ready(site).values()),
-                      deadline=120, ceiling=2.0), _ready(site)
-    took = time.monotonic() - started
-    assert worker.id not in {v.id for v in _vnfcs(site)}
+    _healed_after(site, worker,
+                  lambda: inspect.power_off_vm(site.root, worker),
+                  'worker VM killed')
     assert len(_vnfcs(site, WORKER)) == 3
-    print(f'\nworker VM killed to every node Ready again: {took:.0f} s')
     _settle(site)
 
 
