@@ -39,6 +39,8 @@ quietly() {
 # gcc and libc6-dev: the lab hosts' command agent client (klab_run.c).
 # prometheus, prometheus-alertmanager: promtool and amtool check the
 # automatic heal's rule file and route; the lab runs them too.
+# containerd, runc, docker-registry and skopeo: a real registry and a
+# real containerd for the air-gapped site tests (registry mirrors).
 echo "==> Debian packages" >&2
 export DEBIAN_FRONTEND=noninteractive
 quietly apt-get update -qq
@@ -47,7 +49,7 @@ quietly apt-get install -y -qq --no-install-recommends \
     iproute2 procps psmisc util-linux mount e2fsprogs curl openssl gpg \
     python3 python3-venv mariadb-server rabbitmq-server gcc libc6-dev \
     etcd-server etcd-client prometheus prometheus-alertmanager \
-    prometheus-node-exporter
+    prometheus-node-exporter containerd runc docker-registry skopeo
 
 echo "==> virtualenv at $venv (the product, its lab and their dependencies from PyPI)" >&2
 quietly "$python" -m venv --clear "$venv"

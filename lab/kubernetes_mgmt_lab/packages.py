@@ -35,6 +35,14 @@ REQUIRED = {
     # The VMs' command agent client (emulated/klab_run.c), built here.
     'cc': 'gcc',
     '/usr/include/stdio.h': 'libc6-dev',
+    # Air-gapped sites: a real registry, skopeo to push the lab's images
+    # and a real containerd (with runc) to pull them (registry.py,
+    # oci_images.py, real_containerd.py).
+    '/usr/bin/containerd': 'containerd',
+    '/usr/bin/ctr': 'containerd',
+    'runc': 'runc',
+    '/usr/bin/docker-registry': 'docker-registry',
+    'skopeo': 'skopeo',
 }
 
 

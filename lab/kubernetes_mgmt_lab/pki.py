@@ -8,6 +8,7 @@ import datetime
 import hashlib
 import ipaddress
 import os
+from dataclasses import dataclass, field
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -93,6 +94,26 @@ def issue(ca_cert_pem: bytes, ca_key_pem: bytes, cn: str,
             x509.SubjectAlternativeName(sans), critical=False)
     cert = builder.sign(ca_key, hashes.SHA256())
     return _cert_pem(cert), _key_pem(key)
+
+
+@dataclass(frozen=True)
+class Authority:
+    """A CA and its key, for a lab server and its clients. Each one made
+    has a key of its own, so two are unrelated: a client trusting one
+    refuses a server certificate of the other (the wrong-CA cases)."""
+
+    cert_pem: bytes
+    key_pem: bytes = field(repr=False)
+
+    @classmethod
+    def new(cls, cn: str) -> Authority:
+        return cls(*make_ca(cn))
+
+    def issue(self, cn: str, ips: tuple[str, ...] = (),
+              dns: tuple[str, ...] = ()) -> tuple[bytes, bytes]:
+        """A leaf certificate and key; ``ips``/``dns`` its names (a TLS
+        client checks the address it dialled against them)."""
+        return issue(self.cert_pem, self.key_pem, cn, ips=ips, dns=dns)
 
 
 def renew(cert_pem: bytes, ca_cert_pem: bytes, ca_key_pem: bytes,
