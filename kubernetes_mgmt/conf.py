@@ -89,6 +89,16 @@ kubernetes_opts = [
                help='URL of the repository signing key ("{minor}" as in '
                     'apt_repository_url). Default: '
                     '<apt_repository_url>Release.key'),
+    cfg.ListOpt('apt_key_fingerprints',
+                default=['DE15B14486CD377B9E876E1A234654DA9A296436'],
+                help='OpenPGP fingerprints (40 hex digits) the Kubernetes '
+                     'apt repository key must have; a node refuses any '
+                     'other key before installing anything. The default '
+                     'is the key of pkgs.k8s.io. A site mirror that '
+                     'signs with its own key names that key here; a '
+                     'request may name its own '
+                     '(k8s_cluster_installation_param.'
+                     'apt_key_fingerprints).'),
     cfg.StrOpt('image_repository',
                help='Registry that holds the control-plane images '
                     '(kubeadm imageRepository), e.g. a local mirror. '

@@ -13,9 +13,15 @@
 # Keys (* = required; the definition is the "contract tables" below, rendered
 # from the plugin's kubernetes_mgmt/cluster/contract.py). Every role:
 # NODE_NAME*, NODE_IP*, DEADLINE (seconds for every wait, default 600).
-#   prepare      K8S_VERSION* (minor, e.g. 1.37), K8S_APT_REPO, K8S_APT_KEY_URL,
+#   prepare      K8S_VERSION* (minor, e.g. 1.37), K8S_APT_KEY_FINGERPRINTS*
+#                (FPR,...: the apt key must be one of these keys, else
+#                nothing is installed), K8S_APT_REPO, K8S_APT_KEY_URL,
 #                HTTP_PROXY, HTTPS_PROXY, NO_PROXY, REGISTRY_MIRRORS
-#                (registry=url,...), HOSTS (ip=name,... of all nodes),
+#                (registry=url,..., in the order tried), REGISTRY_CA,
+#                REGISTRY_CLIENT_CERT, REGISTRY_CLIENT_KEY, REGISTRY_AUTH
+#                (registry=<base64>,...: PEM, PEM, PEM key, Authorization
+#                header value), REGISTRY_SKIP_VERIFY (registry,...),
+#                HOSTS (ip=name,... of all nodes),
 #                NFS_CLIENT (1: install the NFS client for NFS volumes),
 #                IMAGE_REPOSITORY (of containerd's sandbox image; default
 #                registry.k8s.io; the tag is the pause tag kubeadm lists
@@ -52,7 +58,7 @@
 #   status       read-only: prints this node's facts (see role_status)
 #   reset        kubeadm reset -f: undoes a half-finished init or join
 #   upgrade      K8S_VERSION* (the minor to move to: one above the node's),
-#                UPGRADE* (apply: "kubeadm upgrade apply", on the first
+#                K8S_APT_KEY_FINGERPRINTS*, UPGRADE* (apply: "kubeadm upgrade apply", on the first
 #                master upgraded; node: "kubeadm upgrade node", on every
 #                other node), K8S_APT_REPO, K8S_APT_KEY_URL, HTTP_PROXY,
 #                HTTPS_PROXY, NO_PROXY. The driver drains the node first.
@@ -86,8 +92,9 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # incompatible change; 2: prepare takes IMAGE_REPOSITORY and prints
 # SANDBOX_IMAGE, init requires CNI_SHA256; 3: status and reset roles,
 # completion records, refresh-join applies the CNI, storage's VOLUMES
-# items are "ID GIB DEVICE MOUNT"; 4: upgrade role.
-readonly CONTRACT_VERSION=4
+# items are "ID GIB DEVICE MOUNT"; 4: upgrade role; 5: the apt key pinned
+# by fingerprint, registries with CA, client certificate and credentials.
+readonly CONTRACT_VERSION=5
 
 readonly STATE_DIR=/var/lib/kubernetes-mgmt
 readonly ADMIN_CONF=/etc/kubernetes/admin.conf
@@ -352,7 +359,13 @@ declare -A KEY_TYPE=(
     [HTTP_PROXY]=proxy
     [HTTPS_PROXY]=proxy
     [NO_PROXY]=noproxy
+    [K8S_APT_KEY_FINGERPRINTS]=fingerprints
     [REGISTRY_MIRRORS]=mirrors
+    [REGISTRY_CA]=regblobs
+    [REGISTRY_CLIENT_CERT]=regblobs
+    [REGISTRY_CLIENT_KEY]=regblobs
+    [REGISTRY_AUTH]=regblobs
+    [REGISTRY_SKIP_VERIFY]=registries
     [HOSTS]=hosts
     [LB_PORT]=lbport
     [LB_BACKENDS]=backends
@@ -380,7 +393,7 @@ declare -A KEY_TYPE=(
     [UPGRADE]=upgrade
 )
 declare -A REQUIRED=(
-    [prepare]='K8S_VERSION'
+    [prepare]='K8S_VERSION K8S_APT_KEY_FINGERPRINTS'
     [lb]='LB_BACKENDS VIP VIP_PREFIX VRRP_ROUTER_ID VRRP_PRIORITY VRRP_STATE VRRP_PASSWORD VRRP_PEERS'
     [init]='K8S_VERSION CONTROL_PLANE_ENDPOINT POD_CIDR SERVICE_CIDR BOOTSTRAP_TOKEN CNI CNI_MANIFEST CNI_SHA256'
     [join-master]='CONTROL_PLANE_ENDPOINT BOOTSTRAP_TOKEN CA_CERT_HASH CERTIFICATE_KEY'
@@ -390,10 +403,10 @@ declare -A REQUIRED=(
     [storage]='VOLUMES EXPORTS'
     [status]=''
     [reset]=''
-    [upgrade]='K8S_VERSION UPGRADE'
+    [upgrade]='K8S_VERSION UPGRADE K8S_APT_KEY_FINGERPRINTS'
 )
 declare -A OPTIONAL=(
-    [prepare]='K8S_APT_REPO K8S_APT_KEY_URL REGISTRY_MIRRORS HOSTS HTTP_PROXY HTTPS_PROXY NO_PROXY NFS_CLIENT IMAGE_REPOSITORY'
+    [prepare]='K8S_APT_REPO K8S_APT_KEY_URL REGISTRY_MIRRORS REGISTRY_CA REGISTRY_CLIENT_CERT REGISTRY_CLIENT_KEY REGISTRY_AUTH REGISTRY_SKIP_VERIFY HOSTS HTTP_PROXY HTTPS_PROXY NO_PROXY NFS_CLIENT IMAGE_REPOSITORY'
     [lb]='LB_PORT'
     [init]='CERTIFICATE_KEY IMAGE_REPOSITORY API_CERT_SANS HTTP_PROXY HTTPS_PROXY NO_PROXY'
     [join-master]=''
@@ -407,6 +420,9 @@ declare -A OPTIONAL=(
 )
 declare -A HINT=(
     [name]='a lowercase DNS name ([a-z0-9.-])'
+    [regblobs]='"registry=<base64>,..."'
+    [registries]='"registry[:port],..."'
+    [fingerprints]='40 uppercase hex digits, comma-separated'
     [lbport]='a port other than 6443'
     [vrrppass]='1-8 characters of [A-Za-z0-9._~+=-]'
     [token]='a bootstrap token [a-z0-9]{6}.[a-z0-9]{16}'
@@ -432,11 +448,10 @@ each_item() {
 }
 is_ip_name() { [[ ${1%%=*} =~ $IP_RE && ${1#*=} =~ $NAME_RE ]]; }
 is_name_ip() { [[ ${1%%=*} =~ $NAME_RE && ${1#*=} =~ $IP_RE ]]; }
-is_mirror() {
-    local reg=${1%%=*}
-    [[ $1 == *=* && ( $reg == _default || $reg =~ ^$LABEL(\.$LABEL)*(:$PORT_RE)?$ ) \
-        && ${1#*=} =~ $URL_RE ]]
-}
+is_registry() { [[ $1 == _default || $1 =~ ^$LABEL(\.$LABEL)*(:$PORT_RE)?$ ]]; }
+is_mirror() { [[ $1 == *=* ]] && is_registry "${1%%=*}" && [[ ${1#*=} =~ $URL_RE ]]; }
+is_registry_blob() { [[ $1 == *=* ]] && is_registry "${1%%=*}" && [[ ${1#*=} =~ ^[A-Za-z0-9+/]+={0,2}$ ]]; }
+is_fingerprint() { [[ $1 =~ ^[0-9A-F]{40}$ ]]; }
 is_noproxy_item() { [[ $1 =~ ^[A-Za-z0-9.*/:_-]+$ ]]; }
 is_ip() { [[ $1 =~ $IP_RE ]]; }
 # Absolute, normalized paths of the characters the driver accepts.
@@ -482,6 +497,9 @@ valid() {
         proxy) [[ $v =~ $PROXY_RE ]] ;;
         noproxy) each_item "$v" is_noproxy_item ;;
         mirrors) each_item "$v" is_mirror ;;
+        regblobs) each_item "$v" is_registry_blob ;;
+        registries) each_item "$v" is_registry ;;
+        fingerprints) each_item "$v" is_fingerprint ;;
         hosts) each_item "$v" is_ip_name ;;
         backends) each_item "$v" is_name_ip ;;
         iplist) each_item "$v" is_ip ;;
@@ -550,6 +568,22 @@ validate_config() {
         if (( ${#value} >= 3 )); then SECRETS+=("$value"); fi
     done
     if [[ -n ${CFG[BOOTSTRAP_TOKEN]:-} ]]; then SECRETS+=("${CFG[BOOTSTRAP_TOKEN]#*.}"); fi
+    mask_registry_secrets
+}
+
+# The client keys and Authorization headers, as given (base64) and as
+# written (the header, and its credentials part).
+mask_registry_secrets() {
+    local item items header
+    IFS=, read -r -a items <<<"${CFG[REGISTRY_CLIENT_KEY]:-}${CFG[REGISTRY_CLIENT_KEY]:+,}${CFG[REGISTRY_AUTH]:-}"
+    for item in "${items[@]}"; do SECRETS+=("${item#*=}"); done
+    IFS=, read -r -a items <<<"${CFG[REGISTRY_AUTH]:-}"
+    for item in "${items[@]}"; do
+        header=$(base64 -d <<<"${item#*=}" 2>/dev/null) || die 'REGISTRY_AUTH: an item is not base64'
+        [[ $header =~ ^(Basic|Bearer)\ [A-Za-z0-9._~+/=-]+$ ]] ||
+            die 'REGISTRY_AUTH: an item is not a Basic or Bearer Authorization value'
+        SECRETS+=("$header" "${header#* }")
+    done
 }
 
 # ------------------------------------------------------------------ helpers
@@ -710,13 +744,35 @@ setup_proxy() {
     if (( CONTAINERD_CHANGED || KUBELET_CHANGED )); then systemctl daemon-reload; fi
 }
 
+# Every primary key in KEYFILE must be one of K8S_APT_KEY_FINGERPRINTS:
+# apt trusts the whole keyring, so one unpinned key is one too many.
+check_key_fingerprints() { # KEYFILE
+    local listing line found=() fpr expected=",${CFG[K8S_APT_KEY_FINGERPRINTS]},"
+    listing=$(GNUPGHOME=$WORK/gnupg gpg --batch --with-colons --show-keys "$1" 2>/dev/null) ||
+        die "the apt key at ${CFG[K8S_APT_KEY_URL]:-the repository} is not an OpenPGP key"
+    local primary=0
+    while IFS= read -r line; do
+        case $line in
+            pub:*) primary=1 ;;
+            sub:*) primary=0 ;;
+            fpr:*) if (( primary )); then fpr=${line#fpr:::::::::}; found+=("${fpr%%:*}"); primary=0; fi ;;
+        esac
+    done <<<"$listing"
+    (( ${#found[@]} )) || die 'the apt key file holds no key'
+    for fpr in "${found[@]}"; do
+        [[ $expected == *",$fpr,"* ]] ||
+            die "the apt key has fingerprint ${found[*]}; expected ${CFG[K8S_APT_KEY_FINGERPRINTS]//,/ or } (nothing was installed)"
+    done
+}
+
 setup_apt_repo() {
     step 'Kubernetes apt repository'
     local repo=${CFG[K8S_APT_REPO]:-https://pkgs.k8s.io/core:/stable:/v${CFG[K8S_VERSION]}/deb/}
     repo=${repo%/}/
     fetch "${CFG[K8S_APT_KEY_URL]:-${repo}Release.key}" "$WORK/key"
+    mkdir -m 0700 "$WORK/gnupg"
+    check_key_fingerprints "$WORK/key"
     if grep -q -- '-----BEGIN PGP PUBLIC KEY BLOCK-----' "$WORK/key"; then
-        mkdir -m 0700 "$WORK/gnupg"
         GNUPGHOME=$WORK/gnupg gpg --batch --quiet --dearmor <"$WORK/key" >"$WORK/key.gpg"
     else
         cp "$WORK/key" "$WORK/key.gpg"
@@ -848,33 +904,102 @@ configure_containerd() {
     CONTAINERD_CHANGED=$(( CONTAINERD_CHANGED || CHANGED ))
 }
 
-# certs.d/<registry>/hosts.toml per mirrored registry (containerd reads them
-# on every pull: no restart needed); stale ones we wrote are removed.
-setup_mirrors() {
-    step 'registry mirrors'
-    local -A hosts=()
-    local item reg file items
+# One certs.d/<registry>/ per configured registry: hosts.toml (the server,
+# then each mirror in order), ca.crt, client.crt and client.key. Paths in
+# hosts.toml are relative (containerd resolves them in the registry's
+# directory). A hosts.toml with an Authorization header, and the client
+# key, are 0600. containerd reads them at every pull: no restart. A
+# directory we wrote for a registry no longer configured is removed.
+declare -A REG_MIRRORS=() REG_CA=() REG_CERT=() REG_KEY=() REG_AUTH=() REG_SKIP=()
+
+read_registry_items() { # KEY ARRAY-NAME: registry=<base64> items
+    local -n into=$2
+    local item items
+    IFS=, read -r -a items <<<"${CFG[$1]:-}"
+    # shellcheck disable=SC2034  # a nameref: the caller's array is written
+    for item in "${items[@]}"; do into[${item%%=*}]=${item#*=}; done
+}
+
+read_registries() {
+    local item items
     IFS=, read -r -a items <<<"${CFG[REGISTRY_MIRRORS]:-}"
-    for item in "${items[@]}"; do
-        hosts[${item%%=*}]+=$(printf '\n[host."%s"]\n  capabilities = ["pull", "resolve"]\n' "${item#*=}")$'\n'
+    for item in "${items[@]}"; do REG_MIRRORS[${item%%=*}]+="${item#*=} "; done
+    read_registry_items REGISTRY_CA REG_CA
+    read_registry_items REGISTRY_CLIENT_CERT REG_CERT
+    read_registry_items REGISTRY_CLIENT_KEY REG_KEY
+    read_registry_items REGISTRY_AUTH REG_AUTH
+    IFS=, read -r -a items <<<"${CFG[REGISTRY_SKIP_VERIFY]:-}"
+    for item in "${items[@]}"; do REG_SKIP[$item]=1; done
+    for item in "${!REG_CERT[@]}" "${!REG_KEY[@]}"; do
+        [[ -n ${REG_CERT[$item]:-} && -n ${REG_KEY[$item]:-} ]] ||
+            die "registry $item: a client certificate needs its key and the key its certificate"
     done
-    for reg in "${!hosts[@]}"; do
-        {
-            printf '# %s\n' "$MANAGED"
-            case $reg in
-                _default) ;;
-                docker.io) printf 'server = "https://registry-1.docker.io"\n' ;;
-                *) printf 'server = "https://%s"\n' "$reg" ;;
-            esac
-            printf '%s' "${hosts[$reg]}"
-        } | put_file "$CERTS_D/$reg/hosts.toml" 0644
+}
+
+# The TLS and auth lines of one host entry of REG (INDENT before each).
+registry_host_settings() { # REG INDENT HEADER-TABLE
+    local reg=$1 in=$2
+    if [[ -n ${REG_CA[$reg]:-} ]]; then printf '%sca = "ca.crt"\n' "$in"; fi
+    if [[ -n ${REG_CERT[$reg]:-} ]]; then printf '%sclient = [["client.crt", "client.key"]]\n' "$in"; fi
+    if [[ -n ${REG_SKIP[$reg]:-} ]]; then printf '%sskip_verify = true\n' "$in"; fi
+    if [[ -n ${REG_AUTH[$reg]:-} ]]; then
+        printf '%s%s\n%s  Authorization = ["%s"]\n' "$in" "$3" "$in" "$(base64 -d <<<"${REG_AUTH[$reg]}")"
+    fi
+}
+
+# containerd 1.6 ignores a hosts.toml without a [host] table (and falls
+# back to reading *.crt of the directory as CAs, dropping the client
+# certificate and the header): a registry without mirrors gets a host
+# entry for its own server.
+render_hosts_toml() { # REG
+    local reg=$1 url server='' hosts
+    printf '# %s\n' "$MANAGED"
+    case $reg in
+        _default) ;;
+        docker.io) server=https://registry-1.docker.io ;;
+        *) server=https://$reg ;;
+    esac
+    if [[ -n $server ]]; then
+        printf 'server = "%s"\n' "$server"
+        registry_host_settings "$reg" '' '[header]'
+    fi
+    hosts=${REG_MIRRORS[$reg]:-$server}
+    for url in $hosts; do
+        printf '\n[host."%s"]\n  capabilities = ["pull", "resolve"]\n' "$url"
+        registry_host_settings "$reg" '  ' "[host.\"$url\".header]"
+    done
+}
+
+put_registry_pem() { # REG FILE MODE BASE64-OR-EMPTY
+    local path=$CERTS_D/$1/$2
+    if [[ -z $4 ]]; then remove_file "$path"; return 0; fi
+    base64 -d <<<"$4" | put_file "$path" "$3"
+}
+
+setup_registries() {
+    step 'registries'
+    local reg file mode name
+    read_registries
+    local -A regs=()
+    for reg in "${!REG_MIRRORS[@]}" "${!REG_CA[@]}" "${!REG_CERT[@]}" "${!REG_AUTH[@]}" "${!REG_SKIP[@]}"; do
+        regs[$reg]=1
+    done
+    for reg in "${!regs[@]}"; do
+        mkdir -p "$CERTS_D/$reg"
+        put_registry_pem "$reg" ca.crt 0644 "${REG_CA[$reg]:-}"
+        put_registry_pem "$reg" client.crt 0644 "${REG_CERT[$reg]:-}"
+        put_registry_pem "$reg" client.key 0600 "${REG_KEY[$reg]:-}"
+        mode=0644
+        if [[ -n ${REG_AUTH[$reg]:-} ]]; then mode=0600; fi
+        render_hosts_toml "$reg" | put_file "$CERTS_D/$reg/hosts.toml" "$mode"
     done
     for file in "$CERTS_D"/*/hosts.toml; do
         [[ -f $file ]] || continue
         reg=${file%/hosts.toml} reg=${reg##*/}
-        if [[ -z ${hosts[$reg]+set} ]] && grep -qF -- "$MANAGED" "$file"; then
+        if [[ -z ${regs[$reg]+set} ]] && grep -qF -- "$MANAGED" "$file"; then
             remove_file "$file"
-            rmdir --ignore-fail-on-non-empty "${file%/hosts.toml}"
+            for name in ca.crt client.crt client.key; do remove_file "$CERTS_D/$reg/$name"; done
+            rmdir --ignore-fail-on-non-empty "$CERTS_D/$reg"
         fi
     done
 }
@@ -904,7 +1029,7 @@ role_prepare() {
     setup_apt_repo
     install_packages
     configure_containerd
-    setup_mirrors
+    setup_registries
     start_services
     printf 'SANDBOX_IMAGE=%s\n' "$SANDBOX_IMAGE" >&3
 }

@@ -28,8 +28,9 @@ from kubernetes_mgmt.errors import MgmtDriverError
 # incompatibly (2: sandbox image and CNI checksum keys, SANDBOX_IMAGE
 # output of prepare; 3: status and reset roles, completion records,
 # refresh-join applies the CNI, storage volumes named by Cinder id and
-# size; 4: upgrade role).
-CONTRACT_VERSION = 4
+# size; 4: upgrade role; 5: the Kubernetes apt key pinned by fingerprint,
+# registries with CA, client certificate, credentials and skip_verify).
+CONTRACT_VERSION = 5
 
 Value = str | int | None
 
@@ -90,10 +91,20 @@ def _pair(first: Callable[[str], bool], second: Callable[[str], bool],
     return lambda v: first(_split(v, sep)[0]) and second(_split(v, sep)[1])
 
 
+def _is_registry(v: str) -> bool:
+    return v == '_default' or re.fullmatch(rf'{_NAME}(:{_PORT})?',
+                                           v) is not None
+
+
+def _is_registry_blob(v: str) -> bool:
+    registry, blob = _split(v, '=')
+    return '=' in v and _is_registry(registry) and re.fullmatch(
+        '[A-Za-z0-9+/]+={0,2}', blob) is not None
+
+
 def _is_mirror(v: str) -> bool:
     registry, url = _split(v, '=')
-    return '=' in v and (registry == '_default' or re.fullmatch(
-        rf'{_NAME}(:{_PORT})?', registry) is not None) and \
+    return '=' in v and _is_registry(registry) and \
         re.fullmatch(_URL, url) is not None
 
 
@@ -166,6 +177,12 @@ _TYPES = (
     KeyType('proxy', _re(_PROXY)),
     KeyType('noproxy', _each(',', _re('[A-Za-z0-9.*/:_-]+'))),
     KeyType('mirrors', _each(',', _is_mirror)),
+    KeyType('regblobs', _each(',', _is_registry_blob),
+            '"registry=<base64>,..."'),
+    KeyType('registries', _each(',', _is_registry),
+            '"registry[:port],..."'),
+    KeyType('fingerprints', _each(',', _re('[0-9A-F]{40}')),
+            '40 uppercase hex digits, comma-separated'),
     KeyType('hosts', _each(',', _pair(_is_ip, _is_name))),
     KeyType('backends', _each(',', _pair(_is_name, _is_ip))),
     KeyType('iplist', _each(',', _is_ip)),
@@ -203,7 +220,11 @@ KEY_TYPES: dict[str, str] = {
     'NODE_NAME': 'name', 'NODE_IP': 'ip', 'DEADLINE': 'seconds',
     'K8S_VERSION': 'minor', 'K8S_APT_REPO': 'url', 'K8S_APT_KEY_URL': 'url',
     'HTTP_PROXY': 'proxy', 'HTTPS_PROXY': 'proxy', 'NO_PROXY': 'noproxy',
-    'REGISTRY_MIRRORS': 'mirrors', 'HOSTS': 'hosts',
+    'K8S_APT_KEY_FINGERPRINTS': 'fingerprints',
+    'REGISTRY_MIRRORS': 'mirrors', 'REGISTRY_CA': 'regblobs',
+    'REGISTRY_CLIENT_CERT': 'regblobs', 'REGISTRY_CLIENT_KEY': 'regblobs',
+    'REGISTRY_AUTH': 'regblobs', 'REGISTRY_SKIP_VERIFY': 'registries',
+    'HOSTS': 'hosts',
     'LB_PORT': 'lbport', 'LB_BACKENDS': 'backends', 'VIP': 'ip',
     'VIP_PREFIX': 'prefix', 'VRRP_ROUTER_ID': 'routerid',
     'VRRP_PRIORITY': 'priority', 'VRRP_STATE': 'vrrpstate',
@@ -234,12 +255,16 @@ class RoleInput:
 
 _PROXY_KEYS = ('HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY')
 _CNI_KEYS = ('CNI', 'CNI_MANIFEST', 'CNI_SHA256')
+_REGISTRY_KEYS = ('REGISTRY_MIRRORS', 'REGISTRY_CA', 'REGISTRY_CLIENT_CERT',
+                  'REGISTRY_CLIENT_KEY', 'REGISTRY_AUTH',
+                  'REGISTRY_SKIP_VERIFY')
 
 COMMON = RoleInput('*', required=('NODE_NAME', 'NODE_IP'),
                    optional=('DEADLINE',))
 _ROLES = (
-    RoleInput('prepare', required=('K8S_VERSION',),
-              optional=('K8S_APT_REPO', 'K8S_APT_KEY_URL', 'REGISTRY_MIRRORS',
+    RoleInput('prepare', required=('K8S_VERSION',
+                                   'K8S_APT_KEY_FINGERPRINTS'),
+              optional=('K8S_APT_REPO', 'K8S_APT_KEY_URL', *_REGISTRY_KEYS,
                         'HOSTS', *_PROXY_KEYS, 'NFS_CLIENT',
                         'IMAGE_REPOSITORY')),
     RoleInput('lb', required=('LB_BACKENDS', 'VIP', 'VIP_PREFIX',
@@ -264,7 +289,8 @@ _ROLES = (
               optional=_PROXY_KEYS),
     RoleInput('status'),
     RoleInput('reset'),
-    RoleInput('upgrade', required=('K8S_VERSION', 'UPGRADE'),
+    RoleInput('upgrade', required=('K8S_VERSION', 'UPGRADE',
+                                   'K8S_APT_KEY_FINGERPRINTS'),
               optional=('K8S_APT_REPO', 'K8S_APT_KEY_URL', *_PROXY_KEYS)),
 )
 ROLES: dict[str, RoleInput] = {r.role: r for r in _ROLES}

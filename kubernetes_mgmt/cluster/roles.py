@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 
 from kubernetes_mgmt.cluster import contract
 from kubernetes_mgmt.cluster.cluster_plan import ClusterPlan, Node
+from kubernetes_mgmt.cluster.registry_config import (
+    apt_key_fingerprints,
+    registry_keys,
+)
 from kubernetes_mgmt.cluster.script import ConfigValue
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.remote.ssh import SshSession
@@ -54,6 +58,7 @@ def _packages(plan: ClusterPlan, minor: str) -> Config:
         'K8S_VERSION': minor,
         'K8S_APT_REPO': _for_minor(conf.apt_repository_url, minor),
         'K8S_APT_KEY_URL': _for_minor(conf.apt_key_url, minor),
+        'K8S_APT_KEY_FINGERPRINTS': apt_key_fingerprints(plan.params),
         'HTTP_PROXY': proxy.http_proxy if proxy else None,
         'HTTPS_PROXY': proxy.https_proxy if proxy else None,
         'NO_PROXY': plan.no_proxy if proxy else None,
@@ -61,11 +66,10 @@ def _packages(plan: ClusterPlan, minor: str) -> Config:
 
 
 def prepare(plan: ClusterPlan, node: Node) -> Config:
-    conf = CONF.kubernetes_mgmt
     return {
         **_base(node),
         **_packages(plan, plan.kubernetes_version),
-        'REGISTRY_MIRRORS': ','.join(conf.registry_mirrors) or None,
+        **registry_keys(plan.params),
         # containerd's sandbox image: <repository>/pause:<kubeadm's tag>.
         'IMAGE_REPOSITORY': plan.sandbox_repository,
         'HOSTS': _hosts(plan),

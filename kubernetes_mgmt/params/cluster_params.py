@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from kubernetes_mgmt.params.registries import RegistryParams
+
 DEFAULT_POD_CIDR = '192.168.0.0/16'
 DEFAULT_SERVICE_CIDR = '10.96.0.0/12'
 
@@ -85,6 +87,9 @@ class ClusterParams:
     proxy: ProxyParams | None = None
     storage_server: StorageServerParams | None = None
     pv_registrations: tuple[PvRegistration, ...] = ()
+    registries: tuple[RegistryParams, ...] = ()
+    # Empty: [kubernetes_mgmt] apt_key_fingerprints.
+    apt_key_fingerprints: tuple[str, ...] = ()
 
     def secrets(self) -> list[str]:
         """Every value that must be masked in logs."""
@@ -94,6 +99,8 @@ class ClusterParams:
         if self.proxy:
             values += [_url_password(self.proxy.http_proxy),
                        _url_password(self.proxy.https_proxy)]
+        for registry in self.registries:
+            values += registry.secrets()
         return [v for v in values if v]
 
 

@@ -22,6 +22,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
 from kubernetes_mgmt.params.paths import Path, show
+from kubernetes_mgmt.params.registries import (
+    SCHEMA_PROPERTIES as REGISTRY_KEYS,
+)
 
 PARAM_KEY = 'k8s_cluster_installation_param'
 # Tacker's two VNF LCM APIs: a request differs in shape (vimConnectionInfo
@@ -166,7 +169,8 @@ CLUSTER_PARAM = _object(
      'storage_server': STORAGE_SERVER,
      'pv_registration_params': _list_of(PV_REGISTRATION,
                                         'PersistentVolumes to register',
-                                        min_items=0)},
+                                        min_items=0),
+     **REGISTRY_KEYS},
     ['script_path', 'master_node', 'worker_node'],
     'Kubernetes cluster installation parameters')
 

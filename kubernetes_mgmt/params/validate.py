@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.errors import Problem, ValidationError
-from kubernetes_mgmt.params import checks, schema
+from kubernetes_mgmt.params import checks, registries, schema
 from kubernetes_mgmt.params import cluster_params as model
 from kubernetes_mgmt.params.casing import snake_keys
 from kubernetes_mgmt.params.paths import Path, render, select, show, sort_key
@@ -142,6 +142,7 @@ def _additional_params_findings(additional: Any, *, stored: bool = False,
         param = additional.get(PARAM_KEY)
         if isinstance(param, dict):
             found = _network_findings(param) + _storage_findings(param)
+            found += registries.findings(param)
             if not stored:
                 found += _wide_export_findings(param)
             findings += [((PARAM_KEY, *path), message)
@@ -324,6 +325,7 @@ def _accept(additional: dict) -> model.ClusterParams:
 def _build(param: dict) -> model.ClusterParams:
     proxy = param.get('proxy')
     storage = param.get('storage_server')
+    private_registries, fingerprints = registries.build(param)
     return model.ClusterParams(
         script_path=param['script_path'],
         master=_master(param['master_node']),
@@ -334,6 +336,8 @@ def _build(param: dict) -> model.ClusterParams:
         storage_server=_storage(storage) if storage is not None else None,
         pv_registrations=tuple(model.PvRegistration(**entry) for entry
                                in param.get('pv_registration_params', ())),
+        registries=private_registries,
+        apt_key_fingerprints=fingerprints,
     )
 
 

@@ -325,6 +325,9 @@ class Lab:
                 # driver puts the cluster's minor in place of {minor}.
                 f'apt_repository_url = {site}{mirror.APT_REPO_TEMPLATE}\n'
                 f'apt_key_url = {site}{mirror.KEY_PATH}\n'
+                'apt_key_fingerprints = '
+                f'{mirror.key_fingerprint(mirrorproc.content_dir(self.root))}'
+                '\n'
                 f'cni_manifest = {site}{mirror.CALICO_PATH}\n'
                 'cni_manifest_sha256 = '
                 f'{mirror.sha256_of(mirror.CALICO_MANIFEST)}\n'

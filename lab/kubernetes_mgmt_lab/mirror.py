@@ -3,10 +3,10 @@
 The lab has no internet, so the install script gets its apt signing key
 (of each Kubernetes minor's repository, ``apt/v1.37/``) and the CNI
 manifest from here, as it would from a mirror on a real
-site. The emulated ``apt-get`` verifies nothing, so the key is random
-bytes in ASCII armour (``gpg --dearmor`` still accepts it); the CNI
-manifests are small stand-ins whose DaemonSet names the lab's kubelet
-stand-in recognises as a pod network.
+site. The key is a real OpenPGP key made by gpg at the first start (the
+script checks its fingerprint; the emulated ``apt-get`` verifies no
+signature); the CNI manifests are small stand-ins whose DaemonSet names
+the lab's kubelet stand-in recognises as a pod network.
 
 Run as ``python -m kubernetes_mgmt_lab.mirror --dir D --listen IP:PORT``;
 ``mirrorproc`` starts and stops it.
@@ -14,17 +14,21 @@ Run as ``python -m kubernetes_mgmt_lab.mirror --dir D --listen IP:PORT``;
 from __future__ import annotations
 
 import argparse
-import base64
 import functools
 import hashlib
+import itertools
 import os
+import subprocess
 import sys
+import tempfile
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 from kubernetes_mgmt_lab.net import listen_address, serve_until_stopped
 from kubernetes_mgmt_lab.releases import KUBERNETES_RELEASES
 
 KEY_PATH = 'apt/Release.key'
+# Not read by VMs: what the lab's driver options pin the key to.
+FINGERPRINT_PATH = 'apt/Release.key.fingerprint'
 # The site's Kubernetes apt repository, one per minor as on pkgs.k8s.io
 # ({minor} is the product's placeholder for the cluster's minor); each
 # serves the same key (KEY_PATH too).
@@ -121,36 +125,58 @@ def sha256_of(text: str) -> str:
     return hashlib.sha256(text.encode('utf-8')).hexdigest()
 
 
-def _crc24(data: bytes) -> int:
-    # The checksum line of ASCII armour (RFC 4880, section 6.1).
-    crc = 0xB704CE
-    for byte in data:
-        crc ^= byte << 16
-        for _ in range(8):
-            crc <<= 1
-            if crc & 0x1000000:
-                crc ^= 0x1864CFB
-    return crc & 0xFFFFFF
+def _gpg(home: str, *args: str, stdin: bytes | None = None) -> bytes:
+    return subprocess.run(['gpg', '--batch', '--homedir', home, *args],
+                          input=stdin, check=True, capture_output=True
+                          ).stdout
 
 
-def armored(blob: bytes) -> str:
-    """``blob`` in OpenPGP ASCII armour (RFC 4880, 6.2), as a key."""
-    checksum = base64.b64encode(_crc24(blob).to_bytes(3, 'big')).decode()
-    return ('-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n'
-            f'{base64.b64encode(blob).decode()}\n={checksum}\n'
-            '-----END PGP PUBLIC KEY BLOCK-----\n')
+def new_release_key() -> str:
+    """A real OpenPGP public key (ed25519, no passphrase, thrown away
+    after export): the install script pins the apt key by fingerprint, so
+    the lab's must be a key gpg can read."""
+    with tempfile.TemporaryDirectory(prefix='klab-gpg-') as home:
+        os.chmod(home, 0o700)
+        try:
+            _gpg(home, '--pinentry-mode', 'loopback', '--passphrase', '',
+                 '--quick-gen-key', 'kubernetes-mgmt lab apt '
+                 '<apt@lab.invalid>', 'ed25519', 'sign', 'never')
+            return _gpg(home, '--armor', '--export').decode()
+        finally:
+            subprocess.run(['gpgconf', '--homedir', home, '--kill',
+                            'gpg-agent'], check=False, capture_output=True)
 
 
-def fake_release_key(size: int = 48) -> str:
-    """Random bytes dressed as an armoured OpenPGP public key."""
-    return armored(os.urandom(size))
+def fingerprint_of(key: str) -> str:
+    """The primary key's fingerprint, as a site pins it."""
+    with tempfile.TemporaryDirectory(prefix='klab-gpg-') as home:
+        os.chmod(home, 0o700)
+        listing = _gpg(home, '--with-colons', '--show-keys',
+                       stdin=key.encode()).decode()
+    lines = listing.splitlines()
+    for first, second in itertools.pairwise(lines):
+        if first.startswith('pub:') and second.startswith('fpr:'):
+            return second.split(':')[9]
+    raise ValueError('no primary key in the listing')
+
+
+def key_fingerprint(directory: str) -> str:
+    """The fingerprint of the key the mirror in ``directory`` serves."""
+    with open(os.path.join(directory, FINGERPRINT_PATH),
+              encoding='utf-8') as f:
+        return f.read().strip()
 
 
 def populate(directory: str) -> None:
-    """Write the mirror's files below ``directory``."""
-    key = fake_release_key()
-    files = {KEY_PATH: key, CALICO_PATH: CALICO_MANIFEST,
-             FLANNEL_PATH: FLANNEL_MANIFEST}
+    """Write the mirror's files below ``directory``; a key it already
+    has is kept (a restarted mirror serves the same one)."""
+    try:
+        with open(os.path.join(directory, KEY_PATH), encoding='utf-8') as f:
+            key = f.read()
+    except FileNotFoundError:
+        key = new_release_key()
+    files = {KEY_PATH: key, FINGERPRINT_PATH: fingerprint_of(key) + '\n',
+             CALICO_PATH: CALICO_MANIFEST, FLANNEL_PATH: FLANNEL_MANIFEST}
     for minor in KUBERNETES_RELEASES:
         files[APT_REPO_TEMPLATE.format(minor=minor) + 'Release.key'] = key
     for relative, text in files.items():

@@ -36,7 +36,7 @@ from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
 from kubernetes_mgmt_lab.emulated import ClusterView, inject_fault
 from kubernetes_mgmt_lab.emulated.kubeadm import ADDON_TAGS
-from kubernetes_mgmt_lab.mirror import armored
+from kubernetes_mgmt_lab.mirror import fingerprint_of, new_release_key
 
 pytestmark = pytest.mark.lab
 
@@ -107,11 +107,23 @@ def env():
         yield from _environment(lab)
 
 
+def _dearmored(armored: str) -> bytes:
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as home:
+        return subprocess.run(['gpg', '--batch', '--homedir', home,
+                               '--dearmor'], input=armored.encode(),
+                              capture_output=True, check=True).stdout
+
+
 def _environment(lab):
-    key = os.urandom(40)
+    armored_key = new_release_key()
+    key = _dearmored(armored_key)
     handler = type('Files', (_Files,), {'files': {
         f'/k8s/v{K8S}/deb/Release.key': key,
-        '/armored/Release.key': armored(key + b'armored').encode(),
+        '/armored/Release.key': armored_key.encode(),
+        # Another real key, served where a tampered mirror would.
+        '/other/Release.key': new_release_key().encode(),
         '/cni/calico.yaml': CALICO.encode(),
         # What a compromised mirror might serve under the pinned name.
         '/cni/tampered.yaml': (CALICO + '      hostPID: true\n').encode()}})
@@ -123,6 +135,7 @@ def _environment(lab):
     hosts = {h.name: h for h in state.hosts}
     e = SimpleNamespace(
         lab=lab, state=state, hosts=hosts, key=key, pool=pool,
+        fingerprint=fingerprint_of(armored_key),
         masters=[h for h in state.hosts if h.role == 'master'],
         workers=[h for h in state.hosts if h.role == 'worker'],
         www=f'http://{state.gateway}:{server.server_address[1]}',
@@ -175,6 +188,7 @@ def base(env, name: str) -> dict:
 def prepare_config(env, name: str) -> dict:
     config = {**base(env, name), 'K8S_VERSION': K8S,
               'K8S_APT_REPO': f'{env.www}/k8s/v{K8S}/deb/',
+              'K8S_APT_KEY_FINGERPRINTS': env.fingerprint,
               'HOSTS': ','.join(f'{h.ip}={h.name}'
                                 for h in env.state.hosts)}
     if name == 'worker-1':     # proxies and mirrors on one node
@@ -637,7 +651,7 @@ def test_armored_key_is_dearmored(env):
     with open(env.lab.host_path(
             'worker-0', '/etc/apt/keyrings/kubernetes-apt-keyring.gpg'),
             'rb') as f:
-        assert f.read() == env.key + b'armored'
+        assert f.read() == env.key
     commands = [c for _, c in new_events(env, before)]
     assert [c.split()[-1] for c in commands] == ['update']
 

@@ -204,9 +204,10 @@ def _script_with(old: str, new: str) -> str:
      ['role storage: HTTP_PROXY (optional) is missing from the script',
       'role storage: HTTPS_PROXY (optional) is missing from the script',
       'role storage: NO_PROXY (optional) is missing from the script']),
-    ("    [upgrade]='K8S_VERSION UPGRADE'\n)\ndeclare -A OPTIONAL",
-     "    [upgrade]='K8S_VERSION UPGRADE'\n    [reboot]=''\n)\n"
+    ("    [upgrade]='K8S_VERSION UPGRADE K8S_APT_KEY_FINGERPRINTS'\n)\n"
      "declare -A OPTIONAL",
+     "    [upgrade]='K8S_VERSION UPGRADE K8S_APT_KEY_FINGERPRINTS'\n"
+     "    [reboot]=''\n)\ndeclare -A OPTIONAL",
      ['role reboot is in the script only']),
     ("readonly COMMON_OPTIONAL='DEADLINE'", "readonly COMMON_OPTIONAL=''",
      ['every role: DEADLINE (optional) is missing from the script']),
@@ -296,6 +297,19 @@ SAMPLES = {
     'sha256': (['ab' * 32], ['AB' * 32, 'ab' * 31 + '$(id)']),
     'flag': (['0', '1'], ['yes', '2']),
     'upgrade': (['apply', 'node'], ['Apply', 'plan', 'node ']),
+    'regblobs': (['reg.example:5000=LS0tLS1C,_default=YWI+/w==',
+                  'registry.k8s.io=QmFzaWMgYQ=='],
+                 ['reg.example=', '=YWI=', 'Reg.example=YWI=',
+                  'reg.example=YW$(id)', 'reg.example=YWI=,',
+                  'reg.example=YWI===']),
+    'registries': (['reg.example:5000,registry.k8s.io', '_default'],
+                   ['reg.example,', 'REG.example', 'a b', 'reg:port']),
+    'fingerprints': (['DE15B14486CD377B9E876E1A234654DA9A296436',
+                      'DE15B14486CD377B9E876E1A234654DA9A296436,'
+                      '0123456789ABCDEF0123456789ABCDEF01234567'],
+                     ['de15b14486cd377b9e876e1a234654da9a296436',
+                      'DE15 B144', 'DE15B14486CD377B9E876E1A234654DA9A29643',
+                      'DE15B14486CD377B9E876E1A234654DA9A296436,']),
     'volumes': ([f'{V1} 1 /dev/vdb /volume;{V1} 20 /dev/disk/x /data/d'],
                 [f'{V1} 1 /dev/vdb /volume;', f'{V1}  1 /dev/vdb /volume',
                  f'{V1} 1 /dev/../etc /x', f'{V1} 0 /dev/vdb /volume',
@@ -358,6 +372,7 @@ def test_a_config_missing_a_required_key_is_refused_naming_role_and_key():
 def test_a_mistyped_or_foreign_key_is_refused_without_its_value():
     config = {'NODE_NAME': 'worker-0', 'NODE_IP': '10.0.0.5',
               'K8S_VERSION': '1.37', 'HTTP_PROXY': 'http://u:s3cret"@p:3128',
+              'K8S_APT_KEY_FINGERPRINTS': 'AB' * 20,
               'DEADLINE': 100000, 'CNI': 'calico'}
     problems = contract.problems('prepare', config)
     assert problems == [

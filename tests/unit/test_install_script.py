@@ -92,9 +92,10 @@ def test_valid_config_with_comments_and_blank_lines():
         'DEADLINE', 'NODE_IP', 'NODE_NAME'])
 
 
+FPR = 'DE15B14486CD377B9E876E1A234654DA9A296436'
 # A valid configuration of each role, as the driver would send it.
 VALID = {
-    'prepare': {'K8S_VERSION': '1.37',
+    'prepare': {'K8S_VERSION': '1.37', 'K8S_APT_KEY_FINGERPRINTS': FPR,
                 'IMAGE_REPOSITORY': 'mirror.example:5000/k8s'},
     'lb': {'LB_BACKENDS': 'master-0=10.0.0.1,master-1=10.0.0.2',
            'VIP': '10.0.0.100', 'VIP_PREFIX': '24', 'VRRP_ROUTER_ID': '51',
@@ -118,7 +119,8 @@ VALID = {
                      'CNI_MANIFEST': '/var/lib/kubernetes-mgmt/cni.yaml',
                      'CNI_SHA256': 'ab' * 32},
     'status': {}, 'reset': {},
-    'upgrade': {'K8S_VERSION': '1.37', 'UPGRADE': 'node'},
+    'upgrade': {'K8S_VERSION': '1.37', 'UPGRADE': 'node',
+                'K8S_APT_KEY_FINGERPRINTS': FPR},
     'hosts': {'HOSTS': '10.0.0.1=master-0,10.0.0.5=worker-0'},
     'storage': {'VOLUMES': f'{VOL1} 1 /dev/vdb /volume;'
                            f'{VOL2} 20 /dev/vdc /data',

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 
 import pytest
@@ -189,7 +190,6 @@ def test_missing_packages_without_apt_get_are_a_clear_error(monkeypatch):
 # -- site mirror, VNF package directory, driver config -----------------------
 
 def test_mirror_serves_the_key_and_both_manifests(tmp_path):
-    import base64
     import threading
     import urllib.request
 
@@ -210,14 +210,15 @@ def test_mirror_serves_the_key_and_both_manifests(tmp_path):
         server.server_close()
     assert fetched[mirror.CALICO_PATH] == mirror.CALICO_MANIFEST
     assert fetched[mirror.FLANNEL_PATH] == mirror.FLANNEL_MANIFEST
-    lines = fetched[mirror.KEY_PATH].splitlines()
-    assert lines[0] == '-----BEGIN PGP PUBLIC KEY BLOCK-----'
-    blob, checksum = base64.b64decode(lines[2]), lines[3]
-    assert len(blob) == 48
-    # What gpg --dearmor checks: the CRC-24 line of the armour.
-    assert checksum == '=' + base64.b64encode(
-        mirror._crc24(blob).to_bytes(3, 'big')).decode()
-    assert mirror._crc24(b'') == 0xB704CE
+    key = fetched[mirror.KEY_PATH]
+    assert key.startswith('-----BEGIN PGP PUBLIC KEY BLOCK-----')
+    # A real key: gpg reads its fingerprint, which the lab pins.
+    fingerprint = mirror.fingerprint_of(key)
+    assert re.fullmatch('[0-9A-F]{40}', fingerprint)
+    assert mirror.key_fingerprint(str(tmp_path)) == fingerprint
+    # A restarted mirror serves the same key.
+    mirror.populate(str(tmp_path))
+    assert mirror.key_fingerprint(str(tmp_path)) == fingerprint
 
 
 @pytest.mark.parametrize('manifest', ['CALICO_MANIFEST', 'FLANNEL_MANIFEST'])
@@ -274,8 +275,11 @@ def test_driver_config_points_at_mirror_package_and_vim_file(tmp_path):
 
     from kubernetes_mgmt import conf as kconf
     from kubernetes_mgmt_lab import conf as lab_conf
+    from kubernetes_mgmt_lab import mirror as lab_mirror
+    from kubernetes_mgmt_lab import mirrorproc
 
     lab = _lab_at(tmp_path)
+    lab_mirror.populate(mirrorproc.content_dir(lab.root))
     lab._write_driver_config({'auth_url': 'http://10.10.0.1:5000/v3',
                               'username': 'admin', 'password': 'pw',
                               'project_name': 'admin'})
@@ -298,6 +302,8 @@ def test_driver_config_points_at_mirror_package_and_vim_file(tmp_path):
             group.cni_manifest) == \
         (mirror + 'apt/v{minor}/', mirror + 'apt/Release.key',
          mirror + 'cni/calico.yaml')
+    assert group.apt_key_fingerprints == [lab_mirror.key_fingerprint(
+        mirrorproc.content_dir(lab.root))]
     served = os.path.join(lab.root, 'mirror', 'cni', 'calico.yaml')
     mirror_dir = os.path.dirname(os.path.dirname(served))
     from kubernetes_mgmt_lab import mirror as lab_mirror

@@ -12,7 +12,7 @@ import os
 import secrets
 
 from kubernetes_mgmt.cluster.placement import VNF_INSTANCE_LABEL, VNFC_LABEL
-from kubernetes_mgmt_lab import detached, mirror, net
+from kubernetes_mgmt_lab import detached, mirror, mirrorproc, net
 from kubernetes_mgmt_lab import state as lab_state
 from kubernetes_mgmt_lab.cloud.network import NETWORK_NAMES
 from kubernetes_mgmt_lab.errors import LabError
@@ -117,6 +117,8 @@ def plugin_options(root: Root) -> dict[str, str]:
     site = state.mirror_url
     return {'apt_repository_url': f'{site}{mirror.APT_REPO_TEMPLATE}',
             'apt_key_url': f'{site}{mirror.KEY_PATH}',
+            'apt_key_fingerprints': mirror.key_fingerprint(
+                mirrorproc.content_dir(lab_root(root))),
             'cni_manifest': f'{site}{mirror.CALICO_PATH}',
             'cni_manifest_sha256': mirror.sha256_of(mirror.CALICO_MANIFEST),
             # The site's Prometheus reads the driver's targets there.
