@@ -122,8 +122,17 @@ def build(image: str, username: str, password: str) -> None:
     _add_user(image, username, password)
 
 
+# Configuration of packages the machine has for the lab's own use (a real
+# containerd, registry and skopeo): a fresh VM has none of it, and the
+# install script must find containerd's config as the VM's package left it.
+_HOST_ONLY_ETC = ('containerd', 'docker', 'containers')
+
+
 def _forget_machine(etc: str) -> None:
-    """Drop what identifies the machine or grants it extra rights."""
+    """Drop what identifies the machine or grants it extra rights, and
+    the configuration of packages only the machine has."""
+    for name in _HOST_ONLY_ETC:
+        shutil.rmtree(os.path.join(etc, name), ignore_errors=True)
     for path in glob.glob(os.path.join(etc, 'ssh/ssh_host_*')):
         os.unlink(path)
     for path in glob.glob(os.path.join(etc, 'ssh/sshd_config.d/*')):
