@@ -20,8 +20,10 @@
 #                (registry=url,..., in the order tried), REGISTRY_CA,
 #                REGISTRY_CLIENT_CERT, REGISTRY_CLIENT_KEY, REGISTRY_AUTH
 #                (registry=<base64>,...: PEM, PEM, PEM key, Authorization
-#                header value), REGISTRY_SKIP_VERIFY (registry,...),
-#                HOSTS (ip=name,... of all nodes),
+#                header value), REGISTRY_SKIP_VERIFY (registry,...): when
+#                the sandbox image's registry is among them, the image is
+#                pulled through them (ctr) at the end; HOSTS (ip=name,...
+#                of all nodes),
 #                NFS_CLIENT (1: install the NFS client for NFS volumes),
 #                IMAGE_REPOSITORY (of containerd's sandbox image; default
 #                registry.k8s.io; the tag is the pause tag kubeadm lists
@@ -1004,6 +1006,26 @@ setup_registries() {
     done
 }
 
+# When the sandbox image's registry is configured here, prepare pulls it
+# through that configuration (as containerd's CRI will): a wrong CA,
+# client certificate or password fails here, naming the registry, rather
+# than in kubeadm init.
+check_registry_pull() {
+    local out reg=${SANDBOX_IMAGE%%/*}
+    if [[ -n ${CFG[REGISTRY_SKIP_VERIFY]:-} ]]; then
+        log "WARNING: TLS certificates not verified for ${CFG[REGISTRY_SKIP_VERIFY]//,/, }"
+    fi
+    # Only a registry given here is proven (others are as the site left them).
+    [[ -n ${REG_MIRRORS[$reg]:-}${REG_MIRRORS[_default]:-}${REG_CA[$reg]:-}${REG_CERT[$reg]:-}${REG_AUTH[$reg]:-}${REG_SKIP[$reg]:-} ]] ||
+        return 0
+    step 'pull through the registries'
+    need_cmd ctr
+    if ! out=$(timeout "$DEADLINE" ctr --namespace k8s.io images pull --hosts-dir "$CERTS_D" \
+            "$SANDBOX_IMAGE" 2>&1 | redact_stream); then
+        die "cannot pull $SANDBOX_IMAGE from registry ${SANDBOX_IMAGE%%/*} with the configured mirrors, CA and credentials: $(tail -n 1 <<<"$out")"
+    fi
+}
+
 start_services() {
     step 'services'
     # restart starts a stopped unit too: one check less per service.
@@ -1031,6 +1053,7 @@ role_prepare() {
     configure_containerd
     setup_registries
     start_services
+    check_registry_pull
     printf 'SANDBOX_IMAGE=%s\n' "$SANDBOX_IMAGE" >&3
 }
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.cluster import roles
 from kubernetes_mgmt.cluster.cluster_plan import ClusterPlan, Node, build_plan
+from kubernetes_mgmt.cluster.registry_config import skip_verify_registries
 from kubernetes_mgmt.cluster.etcd_snapshot import Snapshot
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.engine import runner
@@ -26,6 +27,7 @@ from kubernetes_mgmt.monitoring import targets
 from kubernetes_mgmt.operations import access
 from kubernetes_mgmt.operations.checkpoint import Checkpoint, remember
 from kubernetes_mgmt.operations.request import InstanceStore, OperationRequest
+from kubernetes_mgmt.params.cluster_params import ClusterParams
 from kubernetes_mgmt.remote.ssh import Sessions
 from kubernetes_mgmt.state.cluster_record import ClusterRecord
 from kubernetes_mgmt.state.instance_state import DriverState
@@ -97,6 +99,7 @@ class OperationContext:
                 plan = build_plan(self.instance_id, params, topology, root,
                                   record=record)
             roles.check_plan(plan)  # before any host is touched
+            _warn_unverified_registries(self.who, params)
         if install and (self.state.record is None
                         or self.state.stack_id != stack_id):
             self.state.record = plan.freeze()   # before any host changes
@@ -231,3 +234,15 @@ def plan_only(plan: ClusterPlan, operation: str) -> ClusterSetup:
     """The actions of a graph that is printed, never run."""
     return ClusterSetup(plan, runtime.PlanOnly(),
                         f'{operation} {plan.instance_id}')
+
+
+def _warn_unverified_registries(who: str, params: ClusterParams) -> None:
+    """Each operation says it again: a registry whose certificates are
+    not checked lets anyone on the path serve the cluster's images."""
+    unverified = skip_verify_registries(params)
+    if unverified:
+        LOG.warning('%s: TLS certificates of registr%s %s are not verified '
+                    '(skip_verify in private_registries): any host on the '
+                    'path can serve this cluster\'s images', who,
+                    'y' if len(unverified) == 1 else 'ies',
+                    ', '.join(unverified))

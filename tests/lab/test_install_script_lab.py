@@ -117,13 +117,12 @@ def _dearmored(armored: str) -> bytes:
 
 
 def _environment(lab):
-    armored_key = new_release_key()
+    armored_key, second_key = new_release_key(), new_release_key()
     key = _dearmored(armored_key)
     handler = type('Files', (_Files,), {'files': {
         f'/k8s/v{K8S}/deb/Release.key': key,
-        '/armored/Release.key': armored_key.encode(),
-        # Another real key, served where a tampered mirror would.
-        '/other/Release.key': new_release_key().encode(),
+        # A second key, armoured (as pkgs.k8s.io serves its keys).
+        '/armored/Release.key': second_key.encode(),
         '/cni/calico.yaml': CALICO.encode(),
         # What a compromised mirror might serve under the pinned name.
         '/cni/tampered.yaml': (CALICO + '      hostPID: true\n').encode()}})
@@ -135,7 +134,7 @@ def _environment(lab):
     hosts = {h.name: h for h in state.hosts}
     e = SimpleNamespace(
         lab=lab, state=state, hosts=hosts, key=key, pool=pool,
-        fingerprint=fingerprint_of(armored_key),
+        fingerprint=fingerprint_of(armored_key), second_key=second_key,
         masters=[h for h in state.hosts if h.role == 'master'],
         workers=[h for h in state.hosts if h.role == 'worker'],
         www=f'http://{state.gateway}:{server.server_address[1]}',
@@ -324,8 +323,8 @@ def test_prepare_every_node(env):
         # The image containerd uses, then the node's facts as the status
         # role reports them: prepared, nothing of kubeadm yet.
         assert result.stdout == (
-            f'SANDBOX_IMAGE={sandbox_image(name)}\nCONTRACT_VERSION=4\n'
-            'DONE_PREPARE=4\nKUBEADM_FILES=\nAPI_READY=0\n')
+            f'SANDBOX_IMAGE={sandbox_image(name)}\nCONTRACT_VERSION=5\n'
+            'DONE_PREPARE=5\nKUBEADM_FILES=\nAPI_READY=0\n')
         assert '[prepare] packages' in result.stderr
     for name in env.hosts:
         versions = in_host(env, name, 'dpkg-query', '-W', '-f',
@@ -645,13 +644,14 @@ def test_proxies_and_mirrors_removed_when_no_longer_given(env):
 
 def test_armored_key_is_dearmored(env):
     config = {**env.configs[('worker-0', 'prepare')],
-              'K8S_APT_KEY_URL': f'{env.www}/armored/Release.key'}
+              'K8S_APT_KEY_URL': f'{env.www}/armored/Release.key',
+              'K8S_APT_KEY_FINGERPRINTS': fingerprint_of(env.second_key)}
     before = snapshot(env)
     run(env, 'worker-0', 'prepare', config)
     with open(env.lab.host_path(
             'worker-0', '/etc/apt/keyrings/kubernetes-apt-keyring.gpg'),
             'rb') as f:
-        assert f.read() == env.key
+        assert f.read() == _dearmored(env.second_key)
     commands = [c for _, c in new_events(env, before)]
     assert [c.split()[-1] for c in commands] == ['update']
 
