@@ -8,7 +8,9 @@ what is tested is the Debian package's binary.
 """
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +22,7 @@ from kubernetes_mgmt_lab.namespaces import NETNS_DIR
 
 # Enough for a program to come up on a loaded two-core CI machine.
 START_DEADLINE = 60.0
+_PR_SET_PDEATHSIG = 1
 # PATH only: nothing of the caller's environment (REGISTRY_*,
 # CONTAINERD_*, proxies) changes how the program behaves.
 CLEAN_ENV = {'PATH': '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:'
@@ -35,6 +38,22 @@ def in_netns(argv: Sequence[str], netns: str | None) -> list[str]:
         return list(argv)
     return ['nsenter', f'--net={os.path.join(NETNS_DIR, netns)}', '--',
             *argv]
+
+
+def die_with_parent() -> Callable[[], None]:
+    """A ``preexec_fn``: the child gets SIGTERM when the process that
+    started it dies, even by SIGKILL (a lab VM's command agent kills a
+    command's worker whose client died): a program one command runs for
+    itself must not outlive it. Made before the fork: nothing is loaded
+    in the child."""
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:      # it died before the line above
+            os._exit(1)
+    return arm
 
 
 def _log_file(path: str):
@@ -75,17 +94,21 @@ class Child:
 def start(argv: Sequence[str], *, what: str, log_path: str,
           ready: Callable[[], bool], stdout_path: str | None = None,
           netns: str | None = None, cwd: str = '/',
-          deadline: float = START_DEADLINE) -> Child:
+          deadline: float = START_DEADLINE,
+          with_parent: bool = False) -> Child:
     """Run ``argv`` (stderr to ``log_path``, stdout there too unless
     ``stdout_path``) and return once ``ready()`` is true. If it exits or
     is not ready in time it is ended and LabError says why, with the end
-    of its log."""
+    of its log. ``with_parent``: it ends when this process dies
+    (``die_with_parent``); only for a single-threaded caller, as any
+    ``preexec_fn``."""
     with _log_file(log_path) as log, \
             _log_file(stdout_path or log_path) as out:
         popen = subprocess.Popen(
             in_netns(argv, netns), stdin=subprocess.DEVNULL, stdout=out,
             stderr=log, cwd=cwd, env=dict(CLEAN_ENV),
-            start_new_session=True)
+            start_new_session=True,
+            preexec_fn=die_with_parent() if with_parent else None)
     child = Child(what, popen, log_path)
 
     def up() -> bool:

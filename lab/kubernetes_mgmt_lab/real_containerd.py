@@ -9,6 +9,9 @@ snapshotters needing special file systems are off. It may run inside a
 lab VM's network namespace; ``ctr`` then runs there too, since it is
 ``ctr`` that resolves and fetches from registries (containerd only
 stores).
+
+The binaries are named by absolute path: inside a lab VM, ``containerd``
+and ``ctr`` in PATH are the VM's stand-ins (``emulated``).
 """
 from __future__ import annotations
 
@@ -21,8 +24,8 @@ from kubernetes_mgmt_lab import childproc, namespaces
 from kubernetes_mgmt_lab.errors import LabError
 from kubernetes_mgmt_lab.sysrun import run
 
-CONTAINERD = 'containerd'
-CTR = 'ctr'
+CONTAINERD = '/usr/bin/containerd'
+CTR = '/usr/bin/ctr'
 NAMESPACE = 'k8s.io'            # the kubelet's namespace on a node
 SOCKET_MAX = 100                # a unix socket path holds 107 bytes
 DISABLED_PLUGINS = (
@@ -45,18 +48,20 @@ def _toml_str(value: str) -> str:
     return f'"{value}"'
 
 
-def config_toml(directory: str) -> str:
-    """containerd's config (version 2): everything under ``directory``."""
+def config_toml(directory: str, run_dir: str | None = None) -> str:
+    """containerd's config (version 2): its root under ``directory``, its
+    state and sockets under ``run_dir`` (default: ``directory``)."""
+    run_dir = run_dir or directory
     plugins = ', '.join(_toml_str(p) for p in DISABLED_PLUGINS)
     return '\n'.join([
         'version = 2',
         f'root = {_toml_str(os.path.join(directory, "root"))}',
-        f'state = {_toml_str(os.path.join(directory, "state"))}',
+        f'state = {_toml_str(os.path.join(run_dir, "state"))}',
         f'disabled_plugins = [{plugins}]',
         '[grpc]',
-        f'  address = {_toml_str(socket_path(directory))}',
+        f'  address = {_toml_str(socket_path(run_dir))}',
         '[ttrpc]',
-        f'  address = {_toml_str(socket_path(directory) + ".ttrpc")}',
+        f'  address = {_toml_str(socket_path(run_dir) + ".ttrpc")}',
         '[debug]',
         '  address = ""',
         '[metrics]',
@@ -95,35 +100,44 @@ class RealContainerd:
     snapshotter: str
     netns: str | None
     child: childproc.Child
+    run_dir: str = ''       # state and sockets; '' means ``directory``
 
     @property
     def socket(self) -> str:
-        return socket_path(self.directory)
+        return socket_path(self.run_dir or self.directory)
 
     @classmethod
     def start(cls, directory: str, netns: str | None = None,
-              snapshotter: str | None = None) -> RealContainerd:
-        """Start containerd with everything under ``directory``; the
-        snapshotter is overlayfs when it works there, else native."""
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        if len(socket_path(directory)) > SOCKET_MAX:
-            raise LabError(f'{directory} is too long a path for a socket')
+              snapshotter: str | None = None, run_dir: str | None = None,
+              with_parent: bool = False) -> RealContainerd:
+        """Start containerd with its root (images) under ``directory``,
+        its state and socket under ``run_dir`` (default: ``directory``;
+        a short path: a socket's has a limit); the snapshotter is
+        overlayfs when it works there, else native. ``with_parent``: it
+        ends when the calling process dies (``childproc.start``)."""
+        run_dir = run_dir or directory
+        for path in (directory, run_dir):
+            os.makedirs(path, mode=0o700, exist_ok=True)
+        if len(socket_path(run_dir)) > SOCKET_MAX:
+            raise LabError(f'{run_dir} is too long a path for a socket')
         snapshotter = snapshotter or (
             'overlayfs' if overlay_works(directory) else 'native')
         config = os.path.join(directory, 'config.toml')
         with open(config, 'w', encoding='utf-8') as f:
-            f.write(config_toml(directory))
-        probe = _ctr_argv(socket_path(directory), netns, 'version')
+            f.write(config_toml(directory, run_dir))
+        probe = _ctr_argv(socket_path(run_dir), netns, 'version')
         child = childproc.start(
             [CONTAINERD, '--config', config], what='containerd',
             log_path=os.path.join(directory, 'containerd.log'),
-            netns=netns, ready=lambda: _answers(probe))
-        return cls(directory, snapshotter, netns, child)
+            netns=netns, ready=lambda: _answers(probe),
+            with_parent=with_parent)
+        return cls(directory, snapshotter, netns, child, run_dir)
 
     def ctr(self, *args: str, check: bool = True,
-            timeout: float = CTR_TIMEOUT) -> subprocess.CompletedProcess:
-        """``ctr -n k8s.io ARGS`` against this containerd."""
-        return run(_ctr_argv(self.socket, self.netns, '-n', NAMESPACE,
+            timeout: float = CTR_TIMEOUT,
+            namespace: str = NAMESPACE) -> subprocess.CompletedProcess:
+        """``ctr -n NAMESPACE ARGS`` against this containerd."""
+        return run(_ctr_argv(self.socket, self.netns, '-n', namespace,
                              *args), check=check, timeout=timeout)
 
     def pull(self, ref: str, hosts_dir: str) -> subprocess.CompletedProcess:
@@ -139,9 +153,10 @@ class RealContainerd:
                         self.snapshotter, path)
         return done.stdout + done.stderr
 
-    def images(self) -> dict[str, str]:
+    def images(self, namespace: str = NAMESPACE) -> dict[str, str]:
         """Image name -> manifest digest, as ``ctr images ls`` shows."""
-        lines = self.ctr('images', 'ls').stdout.splitlines()
+        lines = self.ctr('images', 'ls',
+                         namespace=namespace).stdout.splitlines()
         found = {}
         for line in lines[1:]:          # REF TYPE DIGEST SIZE ...
             cols = line.split()
@@ -169,7 +184,9 @@ class RealContainerd:
         """End containerd and unmount what it left mounted (snapshots
         being unpacked when it stopped)."""
         self.child.stop()
-        namespaces.unmount_all_under(self.directory)
+        for path in dict.fromkeys((self.directory,
+                                   self.run_dir or self.directory)):
+            namespaces.unmount_all_under(path)
 
 
 def _ctr_argv(socket: str, netns: str | None, *args: str) -> list[str]:

@@ -1,13 +1,14 @@
 """Kubernetes emulated at the command level for the lab.
 
 ``install_commands`` puts stand-ins for kubeadm, kubectl, kubelet,
-crictl, containerd, systemctl, apt-get, apt-mark, exportfs and
+crictl, containerd, ctr, systemctl, apt-get, apt-mark, exportfs and
 the kernel-touching tools (modprobe, sysctl, swapoff, ...) into a lab host's
 private /usr/local/bin.  They share one cluster state in the lab's
 cluster directory (``store``); each host keeps its own files (packages,
 units, /etc/kubernetes) in its private directories.  HAProxy and
 keepalived are not emulated: ``systemctl`` runs the real daemons; etcd
-is real too (``etcd_server``: kubeadm starts it, etcdctl is Debian's).
+is real too (``etcd_server``: kubeadm starts it, etcdctl is Debian's),
+and so are ``ctr`` and the containerd it talks to (``node_images``).
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ PACKAGE = 'kubernetes_mgmt_lab.emulated'
 # command name -> module under this package
 COMMANDS = {
     'kubeadm': 'kubeadm', 'kubectl': 'kubectl', 'kubelet': 'kubelet',
-    'crictl': 'crictl', 'containerd': 'containerd',
+    'crictl': 'crictl', 'containerd': 'containerd', 'ctr': 'ctr',
     'systemctl': 'systemctl', 'apt-get': 'apt_get', 'apt-mark': 'apt_mark',
     'modprobe': 'modprobe', 'lsmod': 'lsmod', 'sysctl': 'sysctl',
     'swapoff': 'swapoff', 'swapon': 'swapon', 'hostname': 'hostname',
