@@ -23,7 +23,10 @@
 #                header value), REGISTRY_SKIP_VERIFY (registry,...): when
 #                the sandbox image's registry is among them, the image is
 #                pulled through them (ctr) at the end; HOSTS (ip=name,...
-#                of all nodes),
+#                of all nodes), IMAGE_BUNDLE (directory of the uploaded
+#                image bundle: bundle.list and OCI archives, imported into
+#                containerd with their digests checked), K8S_PATCH (X.Y.Z:
+#                install exactly this version, the bundle's),
 #                NFS_CLIENT (1: install the NFS client for NFS volumes),
 #                IMAGE_REPOSITORY (of containerd's sandbox image; default
 #                registry.k8s.io; the tag is the pause tag kubeadm lists
@@ -60,7 +63,8 @@
 #   status       read-only: prints this node's facts (see role_status)
 #   reset        kubeadm reset -f: undoes a half-finished init or join
 #   upgrade      K8S_VERSION* (the minor to move to: one above the node's),
-#                K8S_APT_KEY_FINGERPRINTS*, UPGRADE* (apply: "kubeadm upgrade apply", on the first
+#                K8S_APT_KEY_FINGERPRINTS*, IMAGE_BUNDLE, K8S_PATCH (as
+#                for prepare, the new version's bundle), UPGRADE* (apply: "kubeadm upgrade apply", on the first
 #                master upgraded; node: "kubeadm upgrade node", on every
 #                other node), K8S_APT_REPO, K8S_APT_KEY_URL, HTTP_PROXY,
 #                HTTPS_PROXY, NO_PROXY. The driver drains the node first.
@@ -362,6 +366,8 @@ declare -A KEY_TYPE=(
     [HTTPS_PROXY]=proxy
     [NO_PROXY]=noproxy
     [K8S_APT_KEY_FINGERPRINTS]=fingerprints
+    [IMAGE_BUNDLE]=abspath
+    [K8S_PATCH]=patch
     [REGISTRY_MIRRORS]=mirrors
     [REGISTRY_CA]=regblobs
     [REGISTRY_CLIENT_CERT]=regblobs
@@ -408,7 +414,7 @@ declare -A REQUIRED=(
     [upgrade]='K8S_VERSION UPGRADE K8S_APT_KEY_FINGERPRINTS'
 )
 declare -A OPTIONAL=(
-    [prepare]='K8S_APT_REPO K8S_APT_KEY_URL REGISTRY_MIRRORS REGISTRY_CA REGISTRY_CLIENT_CERT REGISTRY_CLIENT_KEY REGISTRY_AUTH REGISTRY_SKIP_VERIFY HOSTS HTTP_PROXY HTTPS_PROXY NO_PROXY NFS_CLIENT IMAGE_REPOSITORY'
+    [prepare]='K8S_APT_REPO K8S_APT_KEY_URL REGISTRY_MIRRORS REGISTRY_CA REGISTRY_CLIENT_CERT REGISTRY_CLIENT_KEY REGISTRY_AUTH REGISTRY_SKIP_VERIFY HOSTS HTTP_PROXY HTTPS_PROXY NO_PROXY NFS_CLIENT IMAGE_REPOSITORY IMAGE_BUNDLE K8S_PATCH'
     [lb]='LB_PORT'
     [init]='CERTIFICATE_KEY IMAGE_REPOSITORY API_CERT_SANS HTTP_PROXY HTTPS_PROXY NO_PROXY'
     [join-master]=''
@@ -418,12 +424,14 @@ declare -A OPTIONAL=(
     [storage]='HTTP_PROXY HTTPS_PROXY NO_PROXY'
     [status]=''
     [reset]=''
-    [upgrade]='K8S_APT_REPO K8S_APT_KEY_URL HTTP_PROXY HTTPS_PROXY NO_PROXY'
+    [upgrade]='K8S_APT_REPO K8S_APT_KEY_URL HTTP_PROXY HTTPS_PROXY NO_PROXY IMAGE_BUNDLE K8S_PATCH'
 )
 declare -A HINT=(
     [name]='a lowercase DNS name ([a-z0-9.-])'
     [regblobs]='"registry=<base64>,..."'
     [registries]='"registry[:port],..."'
+    [abspath]='an absolute path'
+    [patch]='X.Y.Z, e.g. 1.37.1'
     [fingerprints]='40 uppercase hex digits, comma-separated'
     [lbport]='a port other than 6443'
     [vrrppass]='1-8 characters of [A-Za-z0-9._~+=-]'
@@ -502,6 +510,8 @@ valid() {
         regblobs) each_item "$v" is_registry_blob ;;
         registries) each_item "$v" is_registry ;;
         fingerprints) each_item "$v" is_fingerprint ;;
+        abspath) is_abs_path "$v" ;;
+        patch) [[ $v =~ ^1\.[0-9]{1,3}\.[0-9]{1,3}$ ]] ;;
         hosts) each_item "$v" is_ip_name ;;
         backends) each_item "$v" is_name_ip ;;
         iplist) each_item "$v" is_ip ;;
@@ -786,14 +796,24 @@ setup_apt_repo() {
     SOURCES_CHANGED=$(( SOURCES_CHANGED || CHANGED ))
 }
 
+# The version prefix of the Kubernetes packages to install: MINOR.*, or
+# exactly K8S_PATCH (an image bundle holds that version's images only).
+k8s_prefix() { # MINOR
+    local patch=${CFG[K8S_PATCH]:-}
+    if [[ -z $patch ]]; then printf '%s.' "$1"; return 0; fi
+    [[ $patch == "$1".* ]] || die "K8S_PATCH $patch is not a version of $1"
+    printf '%s-' "$patch"
+}
+
 install_packages() {
     step 'packages'
-    local minor=${CFG[K8S_VERSION]} p missing=() hold=() held
+    local minor=${CFG[K8S_VERSION]} p missing=() hold=() held prefix
     local nfs=${CFG[NFS_CLIENT]:-0}
+    prefix=$(k8s_prefix "$minor")
     read_pkg_versions containerd kubelet kubeadm kubectl nfs-common
     pkg_installed containerd || missing+=(containerd)
     for p in kubelet kubeadm kubectl; do
-        pkg_installed "$p" "$minor." || missing+=("$p=$minor.*")
+        pkg_installed "$p" "$prefix" || missing+=("$p=$prefix*")
     done
     if (( nfs )) && ! pkg_installed nfs-common; then missing+=(nfs-common); fi
     if (( SOURCES_CHANGED )) || (( ${#missing[@]} )); then apt_get update; fi
@@ -803,7 +823,7 @@ install_packages() {
         read_pkg_versions kubelet kubeadm kubectl nfs-common
     fi
     for p in kubelet kubeadm kubectl; do
-        pkg_installed "$p" "$minor." || die "$p $minor.x is not installable from the repository"
+        pkg_installed "$p" "$prefix" || die "$p $prefix* is not installable from the repository"
     done
     if (( nfs )); then pkg_installed nfs-common || die 'nfs-common is not installable'; fi
     held=$(apt-mark showhold kubelet kubeadm kubectl)
@@ -1006,12 +1026,51 @@ setup_registries() {
     done
 }
 
+# "REF DIGEST" per image containerd's k8s.io namespace holds.
+containerd_images() {
+    ctr --namespace k8s.io images ls | awk 'NR > 1 { print $1 " " $3 }'
+}
+
+# IMAGE_BUNDLE/bundle.list: "SHA256 FILE REF DIGEST" per OCI archive the
+# driver uploaded. Each archive is checked against its SHA-256 and
+# imported unless containerd already holds its image at that digest;
+# then every image must be there at its digest, so kubeadm never pulls.
+import_image_bundle() {
+    [[ -n ${CFG[IMAGE_BUNDLE]:-} ]] || return 0
+    step 'image bundle'
+    need_cmd ctr sha256sum
+    local dir=${CFG[IMAGE_BUNDLE]} line have sum file ref digest entries=()
+    local re='^([a-f0-9]{64}) ([A-Za-z0-9][A-Za-z0-9._-]{0,127}\.tar) ([a-z0-9][a-z0-9.:/_-]*:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}) (sha256:[a-f0-9]{64})$'
+    [[ -f $dir/bundle.list ]] || die "$dir/bundle.list is missing (the driver uploads it with the archives)"
+    while IFS= read -r line; do
+        [[ $line =~ $re ]] || die "$dir/bundle.list has a malformed line"
+        entries+=("$line")
+    done <"$dir/bundle.list"
+    (( ${#entries[@]} )) || die "$dir/bundle.list names no image"
+    have=$'\n'$(containerd_images)$'\n'
+    for line in "${entries[@]}"; do
+        read -r sum file ref digest <<<"$line"
+        [[ $have == *$'\n'"$ref $digest"$'\n'* ]] && continue
+        [[ $(sha256sum <"$dir/$file") == "$sum  -" ]] ||
+            die "$dir/$file ($ref) does not have the SHA-256 the bundle lists"
+        ctr --namespace k8s.io images import --digests "$dir/$file" >/dev/null
+        log "imported $ref"
+    done
+    have=$'\n'$(containerd_images)$'\n'
+    for line in "${entries[@]}"; do
+        read -r sum file ref digest <<<"$line"
+        [[ $have == *$'\n'"$ref $digest"$'\n'* ]] ||
+            die "$ref is not in containerd at $digest after importing $file"
+    done
+}
+
 # When the sandbox image's registry is configured here, prepare pulls it
 # through that configuration (as containerd's CRI will): a wrong CA,
 # client certificate or password fails here, naming the registry, rather
 # than in kubeadm init.
 check_registry_pull() {
     local out reg=${SANDBOX_IMAGE%%/*}
+    [[ -z ${CFG[IMAGE_BUNDLE]:-} ]] || return 0   # the bundle has it
     if [[ -n ${CFG[REGISTRY_SKIP_VERIFY]:-} ]]; then
         log "WARNING: TLS certificates not verified for ${CFG[REGISTRY_SKIP_VERIFY]//,/, }"
     fi
@@ -1022,8 +1081,15 @@ check_registry_pull() {
     need_cmd ctr
     if ! out=$(timeout "$DEADLINE" ctr --namespace k8s.io images pull --hosts-dir "$CERTS_D" \
             "$SANDBOX_IMAGE" 2>&1 | redact_stream); then
-        die "cannot pull $SANDBOX_IMAGE from registry ${SANDBOX_IMAGE%%/*} with the configured mirrors, CA and credentials: $(tail -n 1 <<<"$out")"
+        die "cannot pull $SANDBOX_IMAGE from registry ${SANDBOX_IMAGE%%/*} with the configured mirrors, CA and credentials: $(pull_errors "$out")"
     fi
+}
+
+# What ctr said about each host it tried and its final error, one line.
+pull_errors() { # CTR-OUTPUT
+    grep -E 'msg="trying next host"|^ctr: ' <<<"$1" |
+        sed -E 's/^time="[^"]*" level=[a-z]+ msg="trying next host" //' |
+        tail -n 6 | paste -sd ';' - || true
 }
 
 start_services() {
@@ -1053,6 +1119,7 @@ role_prepare() {
     configure_containerd
     setup_registries
     start_services
+    import_image_bundle
     check_registry_pull
     printf 'SANDBOX_IMAGE=%s\n' "$SANDBOX_IMAGE" >&3
 }
@@ -1703,18 +1770,19 @@ role_reset() {
 # upgrade_packages MINOR PACKAGE...: each PACKAGE at the newest MINOR.x the
 # repository has, held there; nothing is fetched when all already are.
 upgrade_packages() {
-    local minor=$1 p want=()
+    local minor=$1 p want=() prefix
     shift
     step "$* $minor"
+    prefix=$(k8s_prefix "$minor")
     read_pkg_versions "$@"
-    for p in "$@"; do pkg_installed "$p" "$minor." || want+=("$p=$minor.*"); done
+    for p in "$@"; do pkg_installed "$p" "$prefix" || want+=("$p=$prefix*"); done
     if (( ${#want[@]} )); then
         apt_get update
         apt_get --allow-change-held-packages install "${want[@]}"
         read_pkg_versions "$@"
     fi
     for p in "$@"; do
-        pkg_installed "$p" "$minor." || die "$p $minor.x is not installable from the repository"
+        pkg_installed "$p" "$prefix" || die "$p $prefix* is not installable from the repository"
     done
     apt-mark hold "$@" >/dev/null
 }
@@ -1733,6 +1801,7 @@ role_upgrade() {
     upgrade_packages "$minor" kubeadm
     target=$(kubeadm version -o short)
     [[ $target == "v$minor."* ]] || die "kubeadm reports $target after its upgrade to $minor"
+    import_image_bundle
     step "kubeadm upgrade ${CFG[UPGRADE]} $target"
     if [[ ${CFG[UPGRADE]} == apply ]]; then
         kubeadm upgrade apply --yes "$target"

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.cluster import roles
 from kubernetes_mgmt.cluster.cluster_plan import ClusterPlan, Node, build_plan
-from kubernetes_mgmt.cluster.registry_config import skip_verify_registries
 from kubernetes_mgmt.cluster.etcd_snapshot import Snapshot
+from kubernetes_mgmt.cluster.registry_config import skip_verify_registries
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.engine import runner
 from kubernetes_mgmt.engine.graph import CLUSTER, Graph

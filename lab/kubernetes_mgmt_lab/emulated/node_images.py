@@ -32,9 +32,15 @@ from kubernetes_mgmt_lab.real_containerd import NAMESPACE, RealContainerd
 TYPE_CHECKING = False    # as in runner: no import of typing at start-up
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Protocol
 
     from kubernetes_mgmt_lab.emulated.runner import Context
-    from kubernetes_mgmt_lab.manager import Lab
+
+    class Lab(Protocol):
+        """What is read of a lab (kubernetes_mgmt_lab.manager.Lab, which
+        sits above this package)."""
+
+        def host_path(self, name: str, path: str) -> str: ...
 
 # Paths as the VM sees them. The run directory is short: it holds the
 # socket (a unix socket path holds 107 bytes).
