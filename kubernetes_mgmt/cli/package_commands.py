@@ -76,6 +76,15 @@ def _register_build(sub: Any) -> None:
                             'naming the next minor upgrades a cluster '
                             '(default: the software_version the templates '
                             'have)')
+    build.add_argument('--image-bundle', type=Path, metavar='DIR',
+                       help='a directory of OCI archives (*.tar, e.g. '
+                            'skopeo copy docker://REF oci-archive:FILE:REF) '
+                            'of every image kubeadm needs for the package\'s '
+                            'version (kubeadm config images list) and the '
+                            'pod network\'s: packed under Files/images/ '
+                            'with bundle.json (each archive\'s SHA-256, '
+                            'reference and digest); nodes import them and '
+                            'never pull (a cluster package only)')
     build.add_argument('--sol001-dir', type=Path, metavar='DIR',
                        help='where the ETSI SOL001 type files are: a '
                             'directory with etsi_nfv_sol001_common_types.'
@@ -142,7 +151,8 @@ def _build(args: argparse.Namespace) -> int:
                            fetch_sol001=args.fetch_sol001,
                            descriptor_id=args.descriptor_id,
                            kubernetes_version=args.kubernetes_version,
-                           source=args.source, cnf=args.cnf, v2=args.v2)
+                           source=args.source, cnf=args.cnf, v2=args.v2,
+                           image_bundle=args.image_bundle)
     try:
         report = build(options)
     except BuildError as exc:

@@ -19,7 +19,9 @@ from kubernetes_mgmt.cluster.proxy import no_proxy
 from kubernetes_mgmt.cluster.script import CONTRACT_VERSION, check_contract
 from kubernetes_mgmt.conf import CONF
 from kubernetes_mgmt.errors import MgmtDriverError, ValidationError
+from kubernetes_mgmt.params import image_bundle
 from kubernetes_mgmt.params.cluster_params import ClusterParams
+from kubernetes_mgmt.params.image_bundle import BundleError, ImageBundle
 from kubernetes_mgmt.params.package_file import package_file
 from kubernetes_mgmt.params.package_version import (
     TOSCA_META,
@@ -108,6 +110,26 @@ class ClusterPlan:
     # [kubernetes_mgmt] image_repository (None: kubeadm's default); the
     # control-plane images and containerd's sandbox image come from it.
     image_repository: str | None = None
+    # The package's image bundle (sites with no registry) and where its
+    # archives are on this host.
+    image_bundle: ImageBundle | None = None
+    package_root: Path | None = None
+
+    def bundle_for(self, minor: str) -> ImageBundle | None:
+        """The package's bundle when a node installs ``minor`` with it;
+        MgmtDriverError when a cluster built from a bundle has none for
+        ``minor`` (it would pull what it cannot reach)."""
+        bundle = self.image_bundle
+        if bundle is not None and bundle.minor == minor:
+            return bundle
+        if bundle is not None:
+            raise MgmtDriverError(
+                f'the VNF package\'s image bundle ({image_bundle.MANIFEST}) '
+                f'is for Kubernetes {bundle.kubernetes_version}; nodes '
+                f'installing {minor} need a bundle of {minor} (kubernetes-'
+                'mgmt package build --image-bundle DIR). Nothing was '
+                'changed.')
+        return None
 
     @property
     def sandbox_repository(self) -> str:
@@ -149,7 +171,9 @@ class ClusterPlan:
             cni_sha256=cni.sha256,
             pod_cidr=self.pod_cidr, service_cidr=self.service_cidr,
             image_repository=self.sandbox_repository,
-            sandbox_image=sandbox_image, contract_version=CONTRACT_VERSION)
+            sandbox_image=sandbox_image, contract_version=CONTRACT_VERSION,
+            image_bundle=self.image_bundle.kubernetes_version
+            if self.image_bundle else None)
 
 
 @dataclass(frozen=True)
@@ -263,7 +287,17 @@ def build_plan(instance_id: str, params: ClusterParams, topology: Topology,
         image_repository=None
         if choices.image_repository == DEFAULT_IMAGE_REPOSITORY
         else choices.image_repository,
+        image_bundle=_bundle(package_root),
+        package_root=package_root,
     )
+
+
+def _bundle(package_root: Path) -> ImageBundle | None:
+    try:
+        return image_bundle.load(package_root)
+    except BundleError as exc:
+        raise MgmtDriverError(f'the VNF package in {package_root}: {exc}. '
+                              'Nothing was changed.') from None
 
 
 def _package_version(package_root: Path) -> str | None:

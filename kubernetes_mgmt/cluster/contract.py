@@ -181,6 +181,8 @@ _TYPES = (
             '"registry=<base64>,..."'),
     KeyType('registries', _each(',', _is_registry),
             '"registry[:port],..."'),
+    KeyType('abspath', _is_abs_path, 'an absolute path'),
+    KeyType('patch', _re(r'1\.[0-9]{1,3}\.[0-9]{1,3}'), 'X.Y.Z, e.g. 1.37.1'),
     KeyType('fingerprints', _each(',', _re('[0-9A-F]{40}')),
             '40 uppercase hex digits, comma-separated'),
     KeyType('hosts', _each(',', _pair(_is_ip, _is_name))),
@@ -221,6 +223,7 @@ KEY_TYPES: dict[str, str] = {
     'K8S_VERSION': 'minor', 'K8S_APT_REPO': 'url', 'K8S_APT_KEY_URL': 'url',
     'HTTP_PROXY': 'proxy', 'HTTPS_PROXY': 'proxy', 'NO_PROXY': 'noproxy',
     'K8S_APT_KEY_FINGERPRINTS': 'fingerprints',
+    'IMAGE_BUNDLE': 'abspath', 'K8S_PATCH': 'patch',
     'REGISTRY_MIRRORS': 'mirrors', 'REGISTRY_CA': 'regblobs',
     'REGISTRY_CLIENT_CERT': 'regblobs', 'REGISTRY_CLIENT_KEY': 'regblobs',
     'REGISTRY_AUTH': 'regblobs', 'REGISTRY_SKIP_VERIFY': 'registries',
@@ -255,6 +258,7 @@ class RoleInput:
 
 _PROXY_KEYS = ('HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY')
 _CNI_KEYS = ('CNI', 'CNI_MANIFEST', 'CNI_SHA256')
+_BUNDLE_KEYS = ('IMAGE_BUNDLE', 'K8S_PATCH')
 _REGISTRY_KEYS = ('REGISTRY_MIRRORS', 'REGISTRY_CA', 'REGISTRY_CLIENT_CERT',
                   'REGISTRY_CLIENT_KEY', 'REGISTRY_AUTH',
                   'REGISTRY_SKIP_VERIFY')
@@ -266,7 +270,7 @@ _ROLES = (
                                    'K8S_APT_KEY_FINGERPRINTS'),
               optional=('K8S_APT_REPO', 'K8S_APT_KEY_URL', *_REGISTRY_KEYS,
                         'HOSTS', *_PROXY_KEYS, 'NFS_CLIENT',
-                        'IMAGE_REPOSITORY')),
+                        'IMAGE_REPOSITORY', *_BUNDLE_KEYS)),
     RoleInput('lb', required=('LB_BACKENDS', 'VIP', 'VIP_PREFIX',
                               'VRRP_ROUTER_ID', 'VRRP_PRIORITY', 'VRRP_STATE',
                               'VRRP_PASSWORD', 'VRRP_PEERS'),
@@ -291,7 +295,8 @@ _ROLES = (
     RoleInput('reset'),
     RoleInput('upgrade', required=('K8S_VERSION', 'UPGRADE',
                                    'K8S_APT_KEY_FINGERPRINTS'),
-              optional=('K8S_APT_REPO', 'K8S_APT_KEY_URL', *_PROXY_KEYS)),
+              optional=('K8S_APT_REPO', 'K8S_APT_KEY_URL', *_PROXY_KEYS,
+                        *_BUNDLE_KEYS)),
 )
 ROLES: dict[str, RoleInput] = {r.role: r for r in _ROLES}
 

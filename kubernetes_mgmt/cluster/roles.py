@@ -18,9 +18,11 @@ from kubernetes_mgmt.cluster.registry_config import (
 )
 from kubernetes_mgmt.cluster.script import ConfigValue
 from kubernetes_mgmt.conf import CONF
+from kubernetes_mgmt.params import image_bundle
 from kubernetes_mgmt.remote.ssh import SshSession
 
 REMOTE_CNI_MANIFEST = '/var/lib/kubernetes-mgmt/cni.yaml'
+REMOTE_IMAGES = '/var/lib/kubernetes-mgmt/images'
 
 Config = dict[str, ConfigValue]
 
@@ -39,6 +41,46 @@ def upload_cni_manifest(session: SshSession, plan: ClusterPlan) -> None:
         session.upload(plan.cni.package_path.read_bytes(),
                        REMOTE_CNI_MANIFEST, step='upload CNI manifest',
                        sudo=True)
+
+
+def upload_image_bundle(session: SshSession, plan: ClusterPlan,
+                        minor: str) -> None:
+    """The package's image bundle for ``minor`` where the script imports
+    it from: archives a node has already (same SHA-256) are not sent
+    again, so a re-run or a retry costs one command."""
+    bundle = plan.bundle_for(minor)
+    if bundle is None:
+        return
+    assert plan.package_root is not None
+    have = _remote_sha256(session, [i.file for i in bundle.images])
+    local = plan.package_root / image_bundle.BUNDLE_DIR
+    for image in bundle.images:
+        if have.get(image.file) != image.sha256:
+            session.upload((local / image.file).read_bytes(),
+                           f'{REMOTE_IMAGES}/{image.file}',
+                           step='upload image bundle', sudo=True)
+            have[image.file] = image.sha256
+    session.upload(bundle.node_list(), f'{REMOTE_IMAGES}/bundle.list',
+                   step='upload image bundle', sudo=True)
+
+
+def _remote_sha256(session: SshSession, files: list[str]) -> dict[str, str]:
+    result = session.run(['sha256sum', '--', *(f'{REMOTE_IMAGES}/{f}'
+                                               for f in files)],
+                         step='read image bundle', sudo=True, check=False)
+    found = {}
+    for line in result.stdout.splitlines():
+        digest, _, path = line.partition('  ')
+        found[path.rsplit('/', 1)[-1]] = digest
+    return found
+
+
+def _bundle_keys(plan: ClusterPlan, minor: str) -> Config:
+    bundle = plan.bundle_for(minor)
+    if bundle is None:
+        return {}
+    return {'IMAGE_BUNDLE': REMOTE_IMAGES,
+            'K8S_PATCH': bundle.kubernetes_version}
 
 
 def _base(node: Node) -> Config:
@@ -70,6 +112,7 @@ def prepare(plan: ClusterPlan, node: Node) -> Config:
         **_base(node),
         **_packages(plan, plan.kubernetes_version),
         **registry_keys(plan.params),
+        **_bundle_keys(plan, plan.kubernetes_version),
         # containerd's sandbox image: <repository>/pause:<kubeadm's tag>.
         'IMAGE_REPOSITORY': plan.sandbox_repository,
         'HOSTS': _hosts(plan),
@@ -189,7 +232,8 @@ def upgrade(plan: ClusterPlan, node: Node, minor: str,
             command: str) -> Config:
     """``node``'s own part of the upgrade to ``minor`` (``command``:
     apply on the first master upgraded, node on every other)."""
-    return {**_base(node), **_packages(plan, minor), 'UPGRADE': command}
+    return {**_base(node), **_packages(plan, minor),
+            **_bundle_keys(plan, minor), 'UPGRADE': command}
 
 
 def join(plan: ClusterPlan, node: Node, secrets: JoinSecrets,

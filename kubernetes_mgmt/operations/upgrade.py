@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from kubernetes_mgmt import redact
 from kubernetes_mgmt.cluster import node_versions
 from kubernetes_mgmt.cluster.api_server import server_version
-from kubernetes_mgmt.cluster.cluster_plan import Node
+from kubernetes_mgmt.cluster.cluster_plan import ClusterPlan, Node
 from kubernetes_mgmt.cluster.node_removal import uncordon
 from kubernetes_mgmt.cluster.upgrade_order import upgrade_order
 from kubernetes_mgmt.engine.graph import CLUSTER, Graph, Step
@@ -79,6 +79,7 @@ def upgrade(request: OperationRequest, store: InstanceStore, target: str,
     op = OperationContext.open(OPERATION, request, store)
     minor = target_minor(op.state, op.instance_id, target)
     plan = op.read_plan()
+    _require_bundle(op, plan, str(minor))
     LOG.info('%s: %s to %s, %d master(s) then %d worker(s), at most %d '
              'worker(s) at once', op.who, plan.kubernetes_version, minor,
              len(plan.masters), len(plan.workers), options.max_unavailable)
@@ -86,6 +87,26 @@ def upgrade(request: OperationRequest, store: InstanceStore, target: str,
         op.run(upgrade_graph(op, Upgrade(setup, minor, options),
                              renew=str(minor) == plan.kubernetes_version))
     return op.finish()
+
+
+def _require_bundle(op: OperationContext, plan: ClusterPlan,
+                    minor: str) -> None:
+    """A cluster installed from an image bundle pulls nothing: the new
+    minor's images must come in the new package's bundle. Refused before
+    any host is touched."""
+    record = op.state.record
+    built_from = record.image_bundle if record else None
+    bundle = plan.image_bundle
+    if built_from and (bundle is None or bundle.minor != minor):
+        has = (f'has a bundle of {bundle.kubernetes_version}' if bundle
+               else 'has no image bundle')
+        raise MgmtDriverError(
+            f'{op.who}: the cluster was installed from an image bundle '
+            f'(Kubernetes {built_from}) and reaches no registry; the '
+            f'package of the upgrade {has}. Build it with the images of '
+            f'{minor} (kubernetes-mgmt package build --image-bundle DIR '
+            f'--kubernetes-version {minor}). Nothing was changed.')
+    plan.bundle_for(minor)      # a bundle of another minor: refused
 
 
 def upgrade_graph(op: OperationContext, work: Upgrade,

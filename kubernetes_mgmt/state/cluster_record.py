@@ -35,6 +35,8 @@ class ClusterRecord:
     image_repository: str | None
     sandbox_image: str | None
     contract_version: int | None        # of the install script used
+    # The version of the image bundle it was built from (no registry).
+    image_bundle: str | None = None
     version: int = RECORD_VERSION
 
     def to_dict(self) -> dict[str, Any]:

@@ -91,6 +91,8 @@ class ClusterSetup:
         self.script.upload(session)
         if with_cni:
             roles.upload_cni_manifest(session, self.plan)
+        roles.upload_image_bundle(session, self.plan,
+                                  self.plan.kubernetes_version)
         out = self.script.run(session, 'prepare',
                               roles.prepare(self.plan, node))
         return node_state.reported_facts(out, session.endpoint.name)

@@ -100,6 +100,8 @@ class Upgrade:
                    afterwards='The node is still on its old version; '
                    'no node was upgraded half-way.',
                    setting=DRAIN_SETTING)
+        roles.upload_image_bundle(self.setup.session(node),
+                                  self.setup.plan, str(self.target))
         out = self.setup.script.run(
             self.setup.session(node), 'upgrade',
             roles.upgrade(self.setup.plan, node, str(self.target), command))

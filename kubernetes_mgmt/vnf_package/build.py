@@ -22,6 +22,8 @@ from hashlib import sha256
 from pathlib import Path, PurePosixPath
 
 from kubernetes_mgmt import scripts_dir
+from kubernetes_mgmt.params import image_bundle
+from kubernetes_mgmt.params.image_bundle import ImageBundle
 from kubernetes_mgmt.vnf_package import (
     descriptor_id,
     layout,
@@ -59,6 +61,8 @@ class BuildOptions:
     source: Path | None = None
     cnf: bool = False           # the sample CNF package instead
     v2: bool = False            # the sample package for the v2 API
+    # OCI archives of every image the nodes need (sites with no registry).
+    image_bundle: Path | None = None
 
 
 @dataclass
@@ -70,6 +74,7 @@ class BuildReport:
     descriptor_id: str | None
     image: images.Image | None
     software_version: str | None = None
+    bundle: ImageBundle | None = None
     driver_member: str = layout.DRIVER_FILE
     scripts: list[str] = field(default_factory=list)
     artifacts: int = 0
@@ -104,6 +109,11 @@ class BuildReport:
             f'{img.size} bytes; its SHA-512 is in the VNFD)',
             f'  TOSCA.meta:    {ALGORITHM} of {self.artifacts} artifacts',
         ]
+        if self.bundle is not None:
+            found.insert(-1, f'  image bundle:  {len(self.bundle.images)} '
+                         'images for Kubernetes '
+                         f'{self.bundle.kubernetes_version} '
+                         f'({image_bundle.MANIFEST})')
         if img.placeholder:
             found.append(
                 f'NOTE: no --image given: {img.member_name} is a '
@@ -118,7 +128,8 @@ def build(options: BuildOptions) -> BuildReport:
     cnf = layout.is_cnf_source(sample)
     for option, given in (('--image', options.image),
                           (software_version.OPTION,
-                           options.kubernetes_version)):
+                           options.kubernetes_version),
+                          ('--image-bundle', options.image_bundle)):
         if cnf and given:
             raise BuildError(f'{sample} is a CNF package source (no '
                              f'{layout.BASE_HOT}): it takes no {option}')
@@ -149,6 +160,7 @@ def build(options: BuildOptions) -> BuildReport:
         scripts = _add_scripts(members)
         members.add(Member(image.member_name, data=image.data,
                            source=image.source, compress=image.placeholder))
+    bundle = _add_bundle(members, options.image_bundle, version)
     tosca_meta = _tosca_meta(sample, members, image,
                              layout.sample_name(sample))
     zipfmt.write(output, [Member(layout.TOSCA_META, data=tosca_meta.encode()),
@@ -156,10 +168,33 @@ def build(options: BuildOptions) -> BuildReport:
     return BuildReport(output=output, sample_dir=sample,
                        sol001_origin=types.origin, driver_file=driver,
                        descriptor_id=vnfd_id, driver_member=member,
-                       software_version=version,
+                       software_version=version, bundle=bundle,
                        image=image, scripts=scripts,
                        artifacts=len(members.artifact_names()),
                        files=len(members.by_name) + 1)
+
+
+def _add_bundle(members: _Members, directory: Path | None,
+                version: str | None) -> ImageBundle | None:
+    """The OCI archives of ``directory`` and the bundle.json listing
+    them; refused when they are not for the package's version or lack an
+    image kubeadm needs."""
+    if directory is None:
+        return None
+    try:
+        bundle = image_bundle.from_archives(Path(directory))
+    except image_bundle.BundleError as exc:
+        raise BuildError(f'--image-bundle: {exc}') from None
+    local = {i.file: Path(directory) / i.file for i in bundle.images}
+    problems = image_bundle.problems(bundle, local, version)
+    if problems:
+        raise BuildError(f'--image-bundle: {"; ".join(problems)}')
+    for name in sorted(local):
+        members.add(Member(f'{image_bundle.BUNDLE_DIR}/{name}',
+                           source=local[name], compress=False))
+    members.add(Member(image_bundle.MANIFEST,
+                       data=bundle.to_json().encode()))
+    return bundle
 
 
 class _Members:
@@ -291,10 +326,18 @@ def _tosca_meta(sample: Path, members: _Members,
     artifacts = [meta.Artifact(
         name=name, algorithm=ALGORITHM,
         hash=(image.sha256 if image and name == image.member_name
-              else sha256(members.by_name[name].data or b'').hexdigest()),
+              else _sha256(members.by_name[name])),
         content_type=_content_type(name))
         for name in members.artifact_names()]
     return meta.render(meta.ToscaMeta(header=header, artifacts=artifacts))
+
+
+def _sha256(member: Member) -> str:
+    """Of the member's bytes, or of its file streamed (an image
+    archive of the bundle)."""
+    if member.data is not None or member.source is None:
+        return sha256(member.data or b'').hexdigest()
+    return image_bundle.sha256_of(member.source)
 
 
 def _content_type(name: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import shutil
 import zipfile
 import zlib
 from pathlib import Path
@@ -94,6 +95,24 @@ class Csar:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
         with os.fdopen(os.open(target, flags, 0o600), 'wb') as out:
             out.write(self.read(name))
+        return target
+
+    def extract_large(self, name: str, root: Path) -> Path:
+        """``extract`` for a member of any size (an image archive),
+        streamed; never follows or replaces a link."""
+        target = root.joinpath(*name.split('/'))
+        if not target.resolve().is_relative_to(root.resolve()):
+            raise Unreadable(f'{self.path}: {name} would be written '
+                             f'outside {root}')
+        target.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        try:
+            with self._zip.open(name) as stream, \
+                    os.fdopen(os.open(target, flags, 0o600), 'wb') as out:
+                shutil.copyfileobj(stream, out, 1 << 20)
+        except _DAMAGED as exc:
+            raise Unreadable(f'{self.path}: {name} is corrupt: '
+                             f'{exc}') from None
         return target
 
     def digest(self, name: str, algorithm: str) -> str:

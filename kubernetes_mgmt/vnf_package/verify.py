@@ -44,6 +44,7 @@ from kubernetes_mgmt.cluster import script as install_script
 from kubernetes_mgmt.params.versions import package_problem
 from kubernetes_mgmt.vnf_package import (
     basehot,
+    bundle_check,
     cnf_check,
     descriptor_id,
     layout,
@@ -80,6 +81,7 @@ class VerifyResult:
     descriptor_id: str | None = None
     software_version: str | None = None
     own_source: bool = False        # not built from a plugin sample
+    image_bundle: str | None = None  # what Files/images/ holds
 
     def add(self, problems: Iterable[str]) -> None:
         # One line per problem, whatever an exception message contained.
@@ -105,6 +107,7 @@ class VerifyResult:
             f'(install-script contract {install_script.CONTRACT_VERSION})',
             f'  user data:  {", ".join(self.user_data) or "none"} '
             "(read, not run: Tacker's base, the methods Tacker calls)",
+            f'  images:     {self.image_bundle or "no bundle (pulled)"}',
         ]
         return [*lines, self._manifests_line()]
 
@@ -172,6 +175,7 @@ def verify(path: Path, extra_requests: Iterable[Path] = ()) -> VerifyResult:
         if not facts.driver_files and not result.v2:
             result.add([vnfd.no_driver_problem()])
         _check_software_version(facts, result)
+        _check_bundle(csar, result)
         requests = _read_requests(paths)
         for flavour in facts.flavours:
             result.add(basehot.inspect(csar, flavour).problems)
@@ -210,6 +214,14 @@ def _check_software_version(facts: vnfd.VnfdFacts,
     sites = software_version.sites(facts.documents)
     result.software_version = vnf_property.current(sites)
     result.add(software_version.problems(sites, result.v2))
+
+
+def _check_bundle(csar: Csar, result: VerifyResult) -> None:
+    bundle, problems = bundle_check.check(csar, result.software_version)
+    result.add(problems)
+    if bundle is not None:
+        result.image_bundle = (f'{len(bundle.images)} images for '
+                               f'Kubernetes {bundle.kubernetes_version}')
 
 
 def _check_cnf(csar: Csar, paths: list[Path], facts: vnfd.VnfdFacts,

@@ -60,7 +60,13 @@ def _images(ctx: Context, opts: Parsed) -> list[str]:
         kconf.apply_init_docs(s, kconf.load_docs(opts.get('config')))
         version = s.kubernetes_version
     version = kcli.resolve_k8s_version(ctx, version)
-    repo = opts.get('image-repository') or 'registry.k8s.io'
+    return image_list(version,
+                      opts.get('image-repository') or 'registry.k8s.io')
+
+
+def image_list(version: str, repo: str = 'registry.k8s.io') -> list[str]:
+    """What ``kubeadm config images list`` prints for ``version``
+    (vX.Y.Z) under ``repo``."""
     minor = kcli.version_tuple(version)[1]
     coredns, pause, etcd = ADDON_TAGS[min(max(minor, min(ADDON_TAGS)),
                                           max(ADDON_TAGS))]
