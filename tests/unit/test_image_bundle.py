@@ -114,7 +114,7 @@ def test_verify_names_an_archive_that_is_not_the_listed_image(
 def test_archives_that_are_no_oci_archive_are_refused(tmp_path):
     with tarfile.open(tmp_path / 'x.tar', 'w') as tar:
         tar.add(__file__, arcname='index.json')
-    with pytest.raises(BundleError, match='x.tar is not an OCI archive'):
+    with pytest.raises(BundleError, match=r'x\.tar is not an OCI archive'):
         image_bundle.archive_refs(tmp_path / 'x.tar')
     with pytest.raises(BundleError, match='holds no OCI archive'):
         image_bundle.from_archives(tmp_path / 'missing')
@@ -134,3 +134,25 @@ def test_a_malformed_list_is_refused_naming_the_field(change, words):
     with pytest.raises(BundleError, match=words.replace('[', r'\[')
                        .replace(']', r'\]')):
         image_bundle.parse(json.dumps(data))
+
+
+def test_the_plan_sends_the_bundle_for_its_minor_only(archives, tmp_path,
+                                                       package, topology_of,
+                                                       cluster_params):
+    from kubernetes_mgmt.cluster import roles
+    from kubernetes_mgmt.cluster.cluster_plan import build_plan
+    from kubernetes_mgmt.errors import MgmtDriverError
+
+    target = package / image_bundle.BUNDLE_DIR
+    target.mkdir(parents=True)
+    bundle = image_bundle.from_archives(archives[0])
+    (target / image_bundle.MANIFEST_NAME).write_text(bundle.to_json())
+    plan = build_plan('inst-1', cluster_params, topology_of(), package)
+    assert plan.kubernetes_version == '1.37'
+    config = roles.prepare(plan, plan.workers[0])
+    assert (config['IMAGE_BUNDLE'], config['K8S_PATCH']) == \
+        ('/var/lib/kubernetes-mgmt/images', '1.37.1')
+    assert plan.freeze().image_bundle == '1.37.1'
+    # An upgrade to 1.38 with this package: refused before any host.
+    with pytest.raises(MgmtDriverError, match=r'need a bundle of 1\.38'):
+        roles.upgrade(plan, plan.workers[0], '1.38', 'node')

@@ -37,6 +37,11 @@ class LabConfig:
     # judges certificates (kubeadm certs, upgrade's renewal): a test ages
     # the cluster's certificates without waiting a year.
     clock_offset: float = 0.0
+    # True (the lab's air-gapped clusters): kubeadm init and join need
+    # their images in the VM's real containerd (emulated/ctr.py) and fail
+    # their preflight as real kubeadm does when it cannot pull them; the
+    # lab reaches no registry.k8s.io. False: images are taken as present.
+    images_from_containerd: bool = False
 
     def install_seconds(self, host: str) -> float:
         return self.install_delays.get(host, self.install_delay)

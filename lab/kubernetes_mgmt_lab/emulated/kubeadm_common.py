@@ -58,6 +58,29 @@ class Preflight:
                    '`--ignore-preflight-errors=...`')
 
 
+def image_preflight(ctx: Context, pf: Preflight, version: str,
+                    repository: str, control_plane: bool) -> None:
+    """The images of ``version`` the node runs, looked for in its real
+    containerd when the lab asks for it (``images_from_containerd``): a
+    control-plane node all of kubeadm's list, a worker kube-proxy and
+    pause. Real kubeadm would pull what is missing; the lab has no
+    registry for it, so a missing image fails as that pull would."""
+    if not ctx.config.images_from_containerd:
+        return
+    from kubernetes_mgmt_lab.emulated.kubeadm import image_list
+    from kubernetes_mgmt_lab.emulated.node_images import images_of
+    present = images_of(ctx)
+    for image in image_list(version, repository):
+        name = image.rsplit('/', 1)[1].split(':', 1)[0]
+        if not control_plane and name not in ('kube-proxy', 'pause'):
+            continue
+        registry = image.split('/', 1)[0]
+        pf.check(image in present, 'ImagePull',
+                 f'failed to pull image {image}: rpc error: code = Unknown '
+                 f'desc = failed to resolve reference "{image}": dial tcp: '
+                 f'lookup {registry}: no such host')
+
+
 def file_check_name(path: str) -> str:
     return 'FileAvailable-' + path.replace('/', '-')
 

@@ -98,6 +98,7 @@ def _preflight(ctx: Context, s: kconf.InitSettings, version: str) -> None:
              f'version. This is not a supported version skew and may lead '
              f'to a malfunctional cluster. Kubelet version: "{kubelet}" '
              f'Control plane version: "{version}"')
+    common.image_preflight(ctx, pf, version, s.image_repository, True)
     pf.raise_errors()
 
 

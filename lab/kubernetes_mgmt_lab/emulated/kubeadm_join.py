@@ -167,6 +167,11 @@ def run_join(ctx: Context, opts: Parsed) -> int:
     _validate(ctx, s, state)
     info = state['cluster']
     version = info['kubernetes_version']
+    images = common.Preflight(s.ignore_preflight)
+    common.image_preflight(ctx, images, version,
+                           info.get('image_repository') or 'registry.k8s.io',
+                           s.control_plane)
+    images.raise_errors()
     kubelet = packages.kube_version('kubelet', ctx.config.kubernetes_version)
     if kcli.version_tuple(kubelet)[:2] > kcli.version_tuple(version)[:2]:
         raise kcli.fail('preflight', '[preflight] Some fatal errors '

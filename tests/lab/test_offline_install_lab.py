@@ -1,0 +1,126 @@
+"""A cluster installed from the VNF package's image bundle, with no
+registry: the driver's instantiate on a lab whose kubeadm needs its
+images in each VM's real containerd (``images_from_containerd``: what
+it lacks it would have to pull, and the lab reaches no registry.k8s.io).
+
+The request also names a private registry for registry.k8s.io (Debian's
+docker-registry on the lab host): with the bundle, the nodes never ask
+it for anything. kubeadm, the kubelet and the API server are emulated;
+containerd, ctr, the archives and the registry are real.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kubernetes_mgmt.errors import MgmtDriverError
+from kubernetes_mgmt.params import image_bundle
+from kubernetes_mgmt_lab import driving, net, packages, pki, registry
+from kubernetes_mgmt_lab.emulated import ClusterView
+from kubernetes_mgmt_lab.emulated.config import update_config
+from kubernetes_mgmt_lab.emulated.node_images import images_of
+from kubernetes_mgmt_lab.image_bundles import write_bundle
+from kubernetes_mgmt_lab.testing import throwaway_lab, unavailable_reason
+
+pytestmark = pytest.mark.lab
+
+VERSION = 'v1.37.1'
+PROGRAMS = {'/usr/bin/containerd': 'containerd', 'runc': 'runc',
+            '/usr/bin/docker-registry': 'docker-registry'}
+
+
+@pytest.fixture(scope='module')
+def env(site, tmp_path_factory):
+    reason = unavailable_reason() or (
+        packages.missing(PROGRAMS) and
+        f'needs {" ".join(packages.missing(PROGRAMS))}')
+    if reason:
+        pytest.skip(reason)
+    with throwaway_lab(1, 1, site=site) as lab:
+        update_config(lab.state.cluster_dir, images_from_containerd=True)
+        ca = pki.Authority.new('offline-site-ca')
+        reg = registry.start(str(tmp_path_factory.mktemp('registry')),
+                             lab.state.gateway,
+                             net.free_port(lab.state.gateway, 0), ca=ca)
+        try:
+            with driving.driver_options(lab):
+                yield lab, reg, _request(lab, reg)
+        finally:
+            registry.stop(reg)
+
+
+def _request(lab, reg):
+    body = driving.request_body(lab)
+    body['additionalParams']['k8s_cluster_installation_param'][
+        'private_registries'] = [{
+            'registry': 'registry.k8s.io', 'mirrors': [reg.url],
+            'ca_cert': reg.ca_pem.decode(), 'username': reg.username,
+            'password': reg.password}]
+    return driving.new_instance(lab, body)
+
+
+def test_without_the_bundle_init_stops_at_its_image_preflight(env):
+    lab, _, (request, instance) = env
+    with pytest.raises(MgmtDriverError) as info:
+        driving.instantiate_end(request, instance, lab)
+    message = str(info.value)
+    assert '[ERROR ImagePull]: failed to pull image ' \
+        f'registry.k8s.io/kube-apiserver:{VERSION}' in message
+
+
+def _add_bundle(lab, tmp_path: Path) -> dict[str, str]:
+    """The bundle in the lab's VNF package, as package build packs it."""
+    refs = write_bundle(str(tmp_path / 'archives'), VERSION)
+    bundle = image_bundle.from_archives(tmp_path / 'archives')
+    target = Path(lab.package_dir, image_bundle.BUNDLE_DIR)
+    target.mkdir(parents=True, exist_ok=True)
+    for image in bundle.images:
+        shutil.copy(tmp_path / 'archives' / image.file, target)
+    (target / image_bundle.MANIFEST_NAME).write_text(bundle.to_json())
+    return refs
+
+
+def test_with_the_bundle_the_rerun_installs_and_never_asks_a_registry(
+        env, tmp_path):
+    lab, reg, (request, instance) = env
+    refs = _add_bundle(lab, tmp_path)
+    driving.instantiate_end(request, instance, lab)
+    view = ClusterView(lab.state.cluster_dir)
+    hosts = [h for h in lab.state.hosts if h.role in ('master', 'worker')]
+    for host in hosts:
+        # Every image of the bundle at its digest, on every node.
+        held = images_of(host.name, lab)
+        assert {r: held.get(r) for r in refs} == refs, host.name
+        kubeadm = lab.run_in_host(host.name, ['kubeadm', 'version', '-o',
+                                              'short']).stdout.strip()
+        assert kubeadm == VERSION       # the bundle's own patch release
+    assert all(view.node_ready(n) for n in view.node_names())
+    assert registry.requests(reg) == []
+    # The driver remembers the cluster was built from a bundle.
+    record = driving.stored_state(lab, instance).record
+    assert record.image_bundle == VERSION.lstrip('v')
+    # A re-run uploads nothing again and imports nothing again.
+    archive = Path(lab.host_path(hosts[0].name,
+                                 '/var/lib/kubernetes-mgmt/images'))
+    before = {p.name: p.stat().st_mtime_ns for p in archive.iterdir()
+              if p.suffix == '.tar'}
+    driving.instantiate_end(request, instance, lab)
+    assert {p.name: p.stat().st_mtime_ns for p in archive.iterdir()
+            if p.suffix == '.tar'} == before
+    assert os.path.isfile(archive / 'bundle.list')
+
+
+def test_a_scaled_out_worker_gets_the_bundle_too(env):
+    lab, reg, (_, instance) = env
+    (new,) = driving.scale_out(lab, instance, 1)
+    held = images_of(new.name, lab)
+    bundle = image_bundle.load(Path(lab.package_dir))
+    assert {i.ref: held.get(i.ref) for i in bundle.images} == \
+        {i.ref: i.digest for i in bundle.images}
+    assert ClusterView(lab.state.cluster_dir).node_ready(
+        next(n for n in ClusterView(lab.state.cluster_dir).node_names()
+             if new.member_name in n or new.name in n))
+    assert registry.requests(reg) == []
