@@ -72,11 +72,12 @@ def env(tmp_path_factory):
                                   'k8s/pause', PAUSE_TAG)
         digest = oci_images.push(layout, reg, f'k8s/pause:{PAUSE_TAG}')
         pool = Sessions(lab.known_hosts())
+        env = _Env(lab, ca, reg, digest, pool, root)
         try:
-            yield _Env(lab, ca, reg, digest, pool, root)
+            yield env
         finally:
             pool.close()
-            registry.stop(reg)
+            registry.stop(env.reg)      # the rotation test starts another
 
 
 class _Env:
