@@ -160,11 +160,27 @@ def _heal_ids(s: Site) -> set[str]:
     return {o['id'] for o in _heals(s)}
 
 
-def _next_heal(s: Site, known: set[str]) -> dict:
-    """The first heal Tacker starts that is not in ``known``, once ended
-    (Tacker lists operations in no particular order)."""
+def _names(s: Site, op: dict, vnfc: str) -> bool:
+    # Tacker's list leaves operationParams out by default: read the op.
+    params = s.op.api.op_occurrence(op['id']).get('operationParams') or {}
+    return params.get('vnfcInstanceId') == [vnfc]
+
+
+def _next_heal(s: Site, known: set[str], vnfc: str | None = None) -> dict:
+    """The first heal Tacker starts that is not in ``known`` (and heals
+    ``vnfc``, if given), once ended (Tacker lists operations in no
+    particular order). With ``vnfc``, refused heals of other VNFCs are
+    given up as they come: Tacker's timer may still act on an alert that
+    resolved since, and its refusal would hold the instance's lock."""
     def new() -> list[dict]:
-        return sorted((o for o in _heals(s) if o['id'] not in known),
+        if vnfc is not None:
+            for o in _heals(s):
+                if o['id'] not in known and \
+                        o['operationState'] == 'FAILED_TEMP' and \
+                        not _names(s, o, vnfc):
+                    s.op.fail(o['id'])
+        return sorted((o for o in _heals(s) if o['id'] not in known
+                       and (vnfc is None or _names(s, o, vnfc))),
                       key=lambda o: o['startTime'])
     assert wait_until(new, deadline=HEAL_DEADLINE, ceiling=2.0), \
         'no heal started'
@@ -356,7 +372,8 @@ def test_two_killed_masters_are_not_healed_until_one_is_back(site):
     for op in _heals(site):
         if op['operationState'] == 'FAILED_TEMP':
             site.op.fail(op['id'])
-    healed = _next_heal(site, known)
+    # A stale alert of the first master may still bring a refused heal.
+    healed = _next_heal(site, known, vnfc=second_vnfc)
     assert healed['Operation State'] == 'COMPLETED', healed
     assert healed['Operation Parameters']['vnfcInstanceId'] == [second_vnfc]
     assert wait_until(lambda: all(_ready(site).values()),
