@@ -103,6 +103,12 @@ class OperationContext:
         if install and (self.state.record is None
                         or self.state.stack_id != stack_id):
             self.state.record = plan.freeze()   # before any host changes
+        elif install and plan.image_bundle and \
+                not self.state.record.image_bundle:
+            # A re-run that installs from a bundle the first run lacked.
+            self.state.record = dataclasses.replace(
+                self.state.record,
+                image_bundle=plan.image_bundle.kubernetes_version)
         return plan
 
     def _legacy_record(self, topology: Topology, root) -> ClusterRecord:
