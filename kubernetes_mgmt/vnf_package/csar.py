@@ -6,13 +6,15 @@ follows can write outside its own directory.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import shutil
 import zipfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
@@ -87,6 +89,27 @@ class Csar:
     def extract(self, name: str, root: Path) -> Path:
         """Write member ``name`` under ``root`` (a directory the caller
         owns) and return its path; never follows or replaces a link."""
+        with self._new_file(name, root) as (target, out):
+            out.write(self.read(name))
+        return target
+
+    def extract_large(self, name: str, root: Path) -> Path:
+        """``extract`` for a member of any size (an image archive),
+        streamed."""
+        try:
+            with self._new_file(name, root) as (target, out), \
+                    self._zip.open(name) as stream:
+                shutil.copyfileobj(stream, out, 1 << 20)
+        except _DAMAGED as exc:
+            raise Unreadable(f'{self.path}: {name} is corrupt: '
+                             f'{exc}') from None
+        return target
+
+    @contextlib.contextmanager
+    def _new_file(self, name: str, root: Path
+                  ) -> Iterator[tuple[Path, BinaryIO]]:
+        """A new file for member ``name`` under ``root``, refused outside
+        it; never follows or replaces a link."""
         target = root.joinpath(*name.split('/'))
         if not target.resolve().is_relative_to(root.resolve()):
             raise Unreadable(f'{self.path}: {name} would be written '
@@ -94,26 +117,7 @@ class Csar:
         target.parent.mkdir(parents=True, exist_ok=True)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
         with os.fdopen(os.open(target, flags, 0o600), 'wb') as out:
-            out.write(self.read(name))
-        return target
-
-    def extract_large(self, name: str, root: Path) -> Path:
-        """``extract`` for a member of any size (an image archive),
-        streamed; never follows or replaces a link."""
-        target = root.joinpath(*name.split('/'))
-        if not target.resolve().is_relative_to(root.resolve()):
-            raise Unreadable(f'{self.path}: {name} would be written '
-                             f'outside {root}')
-        target.parent.mkdir(parents=True, exist_ok=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-        try:
-            with self._zip.open(name) as stream, \
-                    os.fdopen(os.open(target, flags, 0o600), 'wb') as out:
-                shutil.copyfileobj(stream, out, 1 << 20)
-        except _DAMAGED as exc:
-            raise Unreadable(f'{self.path}: {name} is corrupt: '
-                             f'{exc}') from None
-        return target
+            yield target, out
 
     def digest(self, name: str, algorithm: str) -> str:
         """Hex digest of a member; ``algorithm`` as in TOSCA.meta."""

@@ -205,3 +205,20 @@ def test_the_site_option_pins_the_apt_key_unless_the_request_does(
     assert roles.upgrade(pinned, pinned.workers[0], '1.38', 'node')[
         'K8S_APT_KEY_FINGERPRINTS'] == f'{"AB" * 20},{"CD" * 20}'
 
+
+
+def test_an_unverified_registry_is_warned_about_by_each_operation(caplog):
+    import logging
+
+    from kubernetes_mgmt.operations.context import _warn_unverified_registries
+    params = parse_instantiate_request(request(
+        registry(skip_verify=True), registry(registry='reg.site:5000',
+                                             skip_verify=False)))
+    caplog.set_level(logging.WARNING, logger='kubernetes_mgmt')
+    for operation in ('scale inst-1', 'heal inst-1'):
+        _warn_unverified_registries(operation, params)
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 2 and warned[1].startswith(
+        'heal inst-1: TLS certificates of registry registry.k8s.io are not '
+        'verified')
+    assert 'reg.site:5000' not in warned[0]
