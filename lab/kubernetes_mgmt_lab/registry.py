@@ -11,6 +11,7 @@ reached it, or that none did.
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import json
 import os
@@ -20,12 +21,13 @@ import ssl
 import tempfile
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import bcrypt
 
 from kubernetes_mgmt import redact
-from kubernetes_mgmt_lab import childproc, pki
+from kubernetes_mgmt_lab import childproc, net, pki
 
 BINARY = '/usr/bin/docker-registry'
 REALM = 'kubernetes-mgmt-lab-registry'
@@ -111,6 +113,16 @@ def start(root: str, ip: str, port: int, *,
         stdout_path=paths['access'], netns=netns,
         ready=lambda: _answers_401(registry))
     return dataclasses.replace(registry, child=child)
+
+
+@contextlib.contextmanager
+def running(root: str, ip: str, **options) -> Iterator[LabRegistry]:
+    """``start`` on a free port of ``ip`` for the block, then ``stop``."""
+    registry = start(root, ip, net.free_port(ip, 0), **options)
+    try:
+        yield registry
+    finally:
+        stop(registry)
 
 
 def stop(registry: LabRegistry) -> None:

@@ -80,14 +80,9 @@ def ca() -> pki.Authority:
 
 @pytest.fixture(scope='module')
 def reg(vms, ca, tmp_path_factory):
-    gateway = vms.state.gateway
-    the_registry = registry.start(
-        str(tmp_path_factory.mktemp('registry')), gateway,
-        net.free_port(gateway, 0), ca=ca, mutual_tls=True)
-    try:
-        yield the_registry
-    finally:
-        registry.stop(the_registry)
+    with registry.running(str(tmp_path_factory.mktemp('registry')),
+                          vms.state.gateway, ca=ca, mutual_tls=True) as r:
+        yield r
 
 
 @pytest.fixture(scope='module')

@@ -18,7 +18,7 @@ import pytest
 
 from kubernetes_mgmt.errors import MgmtDriverError
 from kubernetes_mgmt.params import image_bundle
-from kubernetes_mgmt_lab import driving, net, packages, pki, registry
+from kubernetes_mgmt_lab import driving, packages, pki, registry
 from kubernetes_mgmt_lab.emulated import ClusterView
 from kubernetes_mgmt_lab.emulated.config import update_config
 from kubernetes_mgmt_lab.emulated.node_images import images_of
@@ -42,14 +42,10 @@ def env(site, tmp_path_factory):
     with throwaway_lab(1, 1, site=site) as lab:
         update_config(lab.state.cluster_dir, images_from_containerd=True)
         ca = pki.Authority.new('offline-site-ca')
-        reg = registry.start(str(tmp_path_factory.mktemp('registry')),
-                             lab.state.gateway,
-                             net.free_port(lab.state.gateway, 0), ca=ca)
-        try:
-            with driving.driver_options(lab):
-                yield lab, reg, _request(lab, reg)
-        finally:
-            registry.stop(reg)
+        with registry.running(str(tmp_path_factory.mktemp('registry')),
+                              lab.state.gateway, ca=ca) as reg, \
+                driving.driver_options(lab):
+            yield lab, reg, _request(lab, reg)
 
 
 def _request(lab, reg):

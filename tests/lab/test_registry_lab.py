@@ -51,13 +51,9 @@ def ca() -> pki.Authority:
 
 @pytest.fixture(scope='module')
 def reg(machine, ca, tmp_path_factory):
-    the_registry = registry.start(
-        str(tmp_path_factory.mktemp('registry')), IP,
-        net.free_port(IP, 0), ca=ca, mutual_tls=True)
-    try:
-        yield the_registry
-    finally:
-        registry.stop(the_registry)
+    with registry.running(str(tmp_path_factory.mktemp('registry')), IP,
+                          ca=ca, mutual_tls=True) as r:
+        yield r
 
 
 @pytest.fixture(scope='module')
