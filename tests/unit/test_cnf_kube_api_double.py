@@ -133,12 +133,15 @@ def test_a_deleted_pod_is_replaced_under_a_new_name(admin, double):
 def test_foreground_deletion_waits_for_dependents(admin, double):
     apps = client.AppsV1Api(admin)
     apps.create_namespaced_deployment('ns-a', deployment('web', 2))
-    apps.delete_namespaced_deployment('web', 'ns-a',
-                                      propagation_policy='Foreground')
-    still = apps.read_namespaced_deployment('web', 'ns-a')
-    assert still.metadata.deletion_timestamp is not None
-    assert still.metadata.finalizers == ['foregroundDeletion']
-    assert double.names('Deployment', 'ns-a') == ['web']
+    reply = apps.delete_namespaced_deployment(
+        'web', 'ns-a', propagation_policy='Foreground',
+        _preload_content=False)
+    # The reply is the deployment as it stands, held by the finalizer
+    # until its pods are gone (a read after it may come too late: the
+    # double's pods terminate within milliseconds).
+    still = json.loads(reply.data)['metadata']
+    assert still['deletionTimestamp']
+    assert still['finalizers'] == ['foregroundDeletion']
     assert wait_until(lambda: double.names('Deployment', 'ns-a') == [],
                       deadline=5)
     assert double.names('Pod', 'ns-a') == []
