@@ -1002,6 +1002,9 @@ setup_registries() {
     step 'registries'
     local reg file mode name
     read_registries
+    if [[ -n ${CFG[REGISTRY_SKIP_VERIFY]:-} ]]; then
+        log "WARNING: TLS certificates not verified for ${CFG[REGISTRY_SKIP_VERIFY]//,/, }"
+    fi
     local -A regs=()
     for reg in "${!REG_MIRRORS[@]}" "${!REG_CA[@]}" "${!REG_CERT[@]}" "${!REG_AUTH[@]}" "${!REG_SKIP[@]}"; do
         regs[$reg]=1
@@ -1071,9 +1074,6 @@ import_image_bundle() {
 check_registry_pull() {
     local out reg=${SANDBOX_IMAGE%%/*}
     [[ -z ${CFG[IMAGE_BUNDLE]:-} ]] || return 0   # the bundle has it
-    if [[ -n ${CFG[REGISTRY_SKIP_VERIFY]:-} ]]; then
-        log "WARNING: TLS certificates not verified for ${CFG[REGISTRY_SKIP_VERIFY]//,/, }"
-    fi
     # Only a registry given here is proven (others are as the site left them).
     [[ -n ${REG_MIRRORS[$reg]:-}${REG_MIRRORS[_default]:-}${REG_CA[$reg]:-}${REG_CERT[$reg]:-}${REG_AUTH[$reg]:-}${REG_SKIP[$reg]:-} ]] ||
         return 0

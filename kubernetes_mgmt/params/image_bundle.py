@@ -197,9 +197,13 @@ def from_archives(directory: Path) -> ImageBundle:
         if not _FILE.fullmatch(path.name):
             raise BundleError(f'{path.name}: archive names are letters, '
                               'digits, ".", "_" and "-", ending in .tar')
-        for ref, digest in archive_refs(path).items():
-            images.append(BundleImage(ref, path.name, sha256_of(path),
-                                      digest))
+        refs = archive_refs(path)
+        # bundle.json lists each archive once: one image per archive.
+        if len(refs) != 1:
+            raise BundleError(f'{path.name} holds {len(refs)} images; '
+                              'write one OCI archive per image')
+        ((ref, digest),) = refs.items()
+        images.append(BundleImage(ref, path.name, sha256_of(path), digest))
     if not images:
         raise BundleError(f'{directory} holds no OCI archive (*.tar)')
     tags = {i.tag for i in images if i.name == 'kube-apiserver'}

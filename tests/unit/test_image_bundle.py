@@ -4,6 +4,7 @@ node's install script reads. Archives are real OCI archives (the lab's
 ``oci_images``), read as tar files only."""
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import tarfile
@@ -156,3 +157,29 @@ def test_the_plan_sends_the_bundle_for_its_minor_only(archives, tmp_path,
     # An upgrade to 1.38 with this package: refused before any host.
     with pytest.raises(MgmtDriverError, match=r'need a bundle of 1\.38'):
         roles.upgrade(plan, plan.workers[0], '1.38', 'node')
+
+
+def test_an_archive_of_two_images_is_refused(archives, tmp_path):
+    # bundle.json names each archive once: a second image in one archive
+    # would be a list no node accepts.
+    source, refs = archives
+    (first, second) = list(refs)[:2]
+    both = tmp_path / 'both.tar'
+    with tarfile.open(source / archive_name(first)) as a, \
+            tarfile.open(source / archive_name(second)) as b, \
+            tarfile.open(both, 'w') as out:
+        index_a = json.load(a.extractfile('index.json'))
+        index_b = json.load(b.extractfile('index.json'))
+        for tar in (a, b):
+            for member in tar.getmembers():
+                if member.name not in ('index.json',) and \
+                        member.name not in out.getnames():
+                    out.addfile(member, tar.extractfile(member))
+        index = json.dumps({**index_a, 'manifests': index_a['manifests']
+                            + index_b['manifests']}).encode()
+        info = tarfile.TarInfo('index.json')
+        info.size = len(index)
+        out.addfile(info, io.BytesIO(index))
+    assert len(image_bundle.archive_refs(both)) == 2
+    with pytest.raises(BundleError, match='holds 2 images'):
+        image_bundle.from_archives(tmp_path)
