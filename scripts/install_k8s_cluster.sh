@@ -47,8 +47,11 @@
 #   refresh-join BOOTSTRAP_TOKEN*, CERTIFICATE_KEY, and CNI, CNI_MANIFEST,
 #                CNI_SHA256, POD_CIDR (then the CNI is applied, idempotently),
 #                HTTP_PROXY, HTTPS_PROXY, NO_PROXY (to download the manifest)
-#   hosts        HOSTS* (ip=name,... of all nodes): only the /etc/hosts block
-#                (prepare keeps it too); after nodes were added or removed
+#   hosts        HOSTS* (ip=name,... of all nodes): the /etc/hosts block
+#                (prepare keeps it too); after nodes were added or removed.
+#                The REGISTRY_* keys as for prepare: each registry's
+#                certs.d is written anew (containerd reads it at each pull),
+#                so nodes outside an operation take rotated credentials
 #   storage      the NFS server VM, not a node: VOLUMES* ("ID GIB DEVICE
 #                MOUNT;...": Cinder's volume id and size, the device Nova
 #                reports), EXPORTS* ("DIR CLIENT;..."; CLIENT an IP or
@@ -100,7 +103,7 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # completion records, refresh-join applies the CNI, storage's VOLUMES
 # items are "ID GIB DEVICE MOUNT"; 4: upgrade role; 5: the apt key pinned
 # by fingerprint, registries with CA, client certificate and credentials.
-readonly CONTRACT_VERSION=5
+readonly CONTRACT_VERSION=6
 
 readonly STATE_DIR=/var/lib/kubernetes-mgmt
 readonly ADMIN_CONF=/etc/kubernetes/admin.conf
@@ -420,7 +423,7 @@ declare -A OPTIONAL=(
     [join-master]=''
     [join-worker]=''
     [refresh-join]='CERTIFICATE_KEY CNI CNI_MANIFEST CNI_SHA256 POD_CIDR HTTP_PROXY HTTPS_PROXY NO_PROXY'
-    [hosts]=''
+    [hosts]='REGISTRY_MIRRORS REGISTRY_CA REGISTRY_CLIENT_CERT REGISTRY_CLIENT_KEY REGISTRY_AUTH REGISTRY_SKIP_VERIFY'
     [storage]='HTTP_PROXY HTTPS_PROXY NO_PROXY'
     [status]=''
     [reset]=''
@@ -1122,6 +1125,13 @@ role_prepare() {
     import_image_bundle
     check_registry_pull
     printf 'SANDBOX_IMAGE=%s\n' "$SANDBOX_IMAGE" >&3
+}
+
+# Nodes outside an operation: the node list and the registries may have
+# changed since their prepare.
+role_hosts() {
+    setup_hosts
+    setup_registries
 }
 
 # ----------------------------------------------------------------------- lb
@@ -1847,7 +1857,7 @@ main() {
         refresh-join) role_refresh_join ;;
         join-master) role_join master ;;
         join-worker) role_join worker ;;
-        hosts) setup_hosts ;;
+        hosts) role_hosts ;;
         storage) role_storage ;;
         status) role_status ;;
         reset) role_reset ;;

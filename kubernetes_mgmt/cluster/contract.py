@@ -29,8 +29,10 @@ from kubernetes_mgmt.errors import MgmtDriverError
 # output of prepare; 3: status and reset roles, completion records,
 # refresh-join applies the CNI, storage volumes named by Cinder id and
 # size; 4: upgrade role; 5: the Kubernetes apt key pinned by fingerprint,
-# registries with CA, client certificate, credentials and skip_verify).
-CONTRACT_VERSION = 5
+# registries with CA, client certificate, credentials and skip_verify;
+# 6: the hosts role writes the registries too, so nodes outside an
+# operation take a rotated configuration).
+CONTRACT_VERSION = 6
 
 Value = str | int | None
 
@@ -288,7 +290,7 @@ _ROLES = (
     RoleInput('refresh-join', required=('BOOTSTRAP_TOKEN',),
               optional=('CERTIFICATE_KEY', *_CNI_KEYS, 'POD_CIDR',
                         *_PROXY_KEYS)),
-    RoleInput('hosts', required=('HOSTS',)),
+    RoleInput('hosts', required=('HOSTS',), optional=_REGISTRY_KEYS),
     RoleInput('storage', required=('VOLUMES', 'EXPORTS'),
               optional=_PROXY_KEYS),
     RoleInput('status'),

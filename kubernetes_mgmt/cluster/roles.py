@@ -144,8 +144,10 @@ def storage_server(plan: ClusterPlan) -> Config:
 
 
 def hosts(plan: ClusterPlan, node: Node) -> Config:
-    """Only the /etc/hosts block: every node of the plan."""
-    return {**_base(node), 'HOSTS': _hosts(plan)}
+    """A node outside the operation: the /etc/hosts block (every node of
+    the plan) and the registries, which a request may have replaced."""
+    return {**_base(node), 'HOSTS': _hosts(plan),
+            **registry_keys(plan.params)}
 
 
 def _hosts(plan: ClusterPlan) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from kubernetes_mgmt.params import registries, rotation
 from kubernetes_mgmt.params.schema import (
     NAME_MAX,
     PARAM_KEY,
@@ -37,13 +38,20 @@ def _request(properties: dict, required: list[str], name: str,
             'required': required, 'additionalProperties': False}
 
 
+# A scale or heal may replace the cluster's registries (params.rotation).
+_NEW_REGISTRIES = {registries.REGISTRIES_KEY: {
+    **registries.REGISTRIES,
+    'description': 'the private registries from now on, replacing those '
+                   'of instantiate (v2 API; [] removes them all)'}}
+_SCALE_ADDITIONAL = {**_ADDITIONAL, 'properties': _NEW_REGISTRIES}
 _HEAL_ADDITIONAL = {
     **_ADDITIONAL,
     'properties': {'force': {
         'type': 'boolean',
         'description': 'true: heal even a node that recovered, beyond '
                        'heal_max_unhealthy or heal_repeat_limit (never '
-                       "beyond etcd's quorum)"}}}
+                       "beyond etcd's quorum)"},
+        **_NEW_REGISTRIES}}
 
 
 SCALE_REQUEST = _request(
@@ -55,7 +63,7 @@ SCALE_REQUEST = _request(
                                  "VNFD"},
      'numberOfSteps': {'type': 'integer', 'minimum': 1, 'maximum': 1000,
                        'description': 'steps of the aspect (default 1)'}},
-    ['type', 'aspectId'], 'ScaleVnfRequest')
+    ['type', 'aspectId'], 'ScaleVnfRequest', _SCALE_ADDITIONAL)
 
 HEAL_REQUEST = _request(
     {'vnfcInstanceId': {'type': 'array', 'maxItems': VNFCS_MAX,
@@ -103,8 +111,13 @@ def guess_kind(body: Any) -> str | None:
 
 
 def request_findings(kind: str, body: Any) -> list[Finding]:
-    """Structural problems of a scale, heal or terminate request."""
-    return findings(_VALIDATORS[kind], body)
+    """Problems of a scale, heal or terminate request: its structure,
+    then the content of the registries a scale or heal gives."""
+    found = findings(_VALIDATORS[kind], body)
+    if not found and kind in (SCALE, HEAL):
+        found = [(('additionalParams', *path), message) for path, message
+                 in rotation.registry_findings(body.get('additionalParams'))]
+    return found
 
 
 def summary(kind: str, body: dict) -> list[str]:

@@ -231,17 +231,18 @@ class ClusterSetup:
             placement.apply_labels(self.session(master), labels)
 
     def refresh_bystander_hosts(self, node: Node) -> None:
-        """Best effort: the /etc/hosts block of ``node``, which is not
-        part of the operation. One that cannot be reached or updated is
-        skipped with a warning naming it; the next operation that
-        refreshes /etc/hosts repairs it."""
+        """Best effort: the /etc/hosts block and the registries of
+        ``node``, which is not part of the operation. One that cannot be
+        reached or updated is skipped with a warning naming it; the next
+        operation that refreshes them repairs it."""
         try:
             self.script.run(self.runtime.bystander_session(node), 'hosts',
                             roles.hosts(self.plan, node))
         except MgmtDriverError as error:
             LOG.warning(
-                '%s: /etc/hosts of %s (%s) not refreshed, %s: %s; the '
-                'next scale or heal refreshes it', self.operation,
+                '%s: /etc/hosts and registries of %s (%s) not refreshed, '
+                '%s: %s; the next scale or heal refreshes them',
+                self.operation,
                 node.name, node.ip,
                 'unreachable' if isinstance(error, ConnectError)
                 else 'failed', error)

@@ -32,6 +32,7 @@ try:
 except ModuleNotFoundError:     # Python 3.10
     import tomli as tomllib
 
+from kubernetes_mgmt.cluster.contract import CONTRACT_VERSION
 from kubernetes_mgmt.remote.retry import poll
 from kubernetes_mgmt.remote.ssh import Endpoint, Login, Sessions
 from kubernetes_mgmt_lab.emulated import ClusterView, inject_fault
@@ -323,8 +324,10 @@ def test_prepare_every_node(env):
         # The image containerd uses, then the node's facts as the status
         # role reports them: prepared, nothing of kubeadm yet.
         assert result.stdout == (
-            f'SANDBOX_IMAGE={sandbox_image(name)}\nCONTRACT_VERSION=5\n'
-            'DONE_PREPARE=5\nKUBEADM_FILES=\nAPI_READY=0\n')
+            f'SANDBOX_IMAGE={sandbox_image(name)}\n'
+            f'CONTRACT_VERSION={CONTRACT_VERSION}\n'
+            f'DONE_PREPARE={CONTRACT_VERSION}\nKUBEADM_FILES=\n'
+            'API_READY=0\n')
         assert '[prepare] packages' in result.stderr
     for name in env.hosts:
         versions = in_host(env, name, 'dpkg-query', '-W', '-f',

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import datetime
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,15 @@ from kubernetes_mgmt import redact
 from kubernetes_mgmt.cluster import contract, roles
 from kubernetes_mgmt.cluster.cluster_plan import build_plan
 from kubernetes_mgmt.errors import ValidationError
-from kubernetes_mgmt.params.validate import parse_instantiate_request
+from kubernetes_mgmt.operations.context import _warn_unverified_registries
+from kubernetes_mgmt.params import lcm_requests, rotation
+from kubernetes_mgmt.params.casing import snake_key
+from kubernetes_mgmt.params.validate import (
+    parse_instantiate_request,
+    read_stored_params,
+)
+from kubernetes_mgmt.shim.v2 import operations
+from kubernetes_mgmt.shim.v2.instance import V2Instance
 
 DATA = Path(__file__).resolve().parent.parent / 'data' / 'requests'
 K = 'additionalParams.k8s_cluster_installation_param'
@@ -206,11 +215,7 @@ def test_the_site_option_pins_the_apt_key_unless_the_request_does(
         'K8S_APT_KEY_FINGERPRINTS'] == f'{"AB" * 20},{"CD" * 20}'
 
 
-
 def test_an_unverified_registry_is_warned_about_by_each_operation(caplog):
-    import logging
-
-    from kubernetes_mgmt.operations.context import _warn_unverified_registries
     params = parse_instantiate_request(request(
         registry(skip_verify=True), registry(registry='reg.site:5000',
                                              skip_verify=False)))
@@ -222,3 +227,115 @@ def test_an_unverified_registry_is_warned_about_by_each_operation(caplog):
         'heal inst-1: TLS certificates of registry registry.k8s.io are not '
         'verified')
     assert 'reg.site:5000' not in warned[0]
+
+
+# -- new registries for a cluster that exists (v2 scale and heal) ----------
+
+NEW_PASSWORD = 'Rotated-S3cret-pw'
+
+
+def _instance_with(body: dict) -> V2Instance:
+    instance = V2Instance({'id': 'inst-1', 'metadata': {}})
+    instance.store_params(body['additionalParams'])
+    return instance
+
+
+def _scale(instance: V2Instance, additional: dict) -> operations.Call:
+    return operations.Call(
+        operation='scale_start', instance=instance, grant=None,
+        grant_request=None,
+        request={'type': 'SCALE_OUT', 'aspectId': 'worker_instance',
+                 'additionalParams': additional})
+
+
+@pytest.mark.parametrize('operation', ['scale_start', 'heal_start'])
+def test_a_scale_or_heal_request_replaces_the_stored_registries(
+        state_key, operation):
+    instance = _instance_with(request(registry()))
+    call = _scale(instance, {'private_registries': [
+        registry(password=NEW_PASSWORD),
+        registry(registry='reg.site:5000', client_cert=None,
+                 client_key=None, username=None, password=None,
+                 token=TOKEN)]})
+    call.operation = operation
+    operations.rotate_registries(call)
+    params = read_stored_params(instance.stored_params())
+    assert [(r.registry, r.password, r.token) for r in params.registries] \
+        == [('registry.k8s.io', NEW_PASSWORD, None),
+            ('reg.site:5000', None, TOKEN)]
+    # Sealed: the metadata Tacker shows carries no secret in clear.
+    assert NEW_PASSWORD not in str(instance.to_dict())
+
+
+def test_a_request_without_registries_keeps_the_stored_ones(state_key):
+    instance = _instance_with(request(registry()))
+    sealed = instance.vnf_metadata['kubernetesMgmtParams']
+    operations.rotate_registries(_scale(instance, {}))
+    assert instance.vnf_metadata['kubernetesMgmtParams'] == sealed
+
+
+def test_an_empty_list_removes_every_registry(state_key):
+    instance = _instance_with(request(registry()))
+    operations.rotate_registries(_scale(instance,
+                                        {'private_registries': []}))
+    assert read_stored_params(instance.stored_params()).registries == ()
+
+
+def test_bad_new_registries_are_refused_and_change_nothing(state_key):
+    instance = _instance_with(request(registry()))
+    sealed = instance.vnf_metadata['kubernetesMgmtParams']
+    expired = _cert('site CA', CA_KEY, days=-1, start_days=-30)
+    with pytest.raises(ValidationError) as info:
+        operations.rotate_registries(_scale(instance, {
+            'private_registries': [registry(ca_cert=expired,
+                                            password=NEW_PASSWORD),
+                                   {'registry': 'x', 'mirrors': 'one'}]}))
+    found = {p.path: p.message for p in info.value.problems}
+    assert set(found) == {'additionalParams.private_registries[1].mirrors'}
+    with pytest.raises(ValidationError) as info:
+        operations.rotate_registries(_scale(instance, {
+            'private_registries': [registry(ca_cert=expired,
+                                            password=NEW_PASSWORD)]}))
+    found = {p.path: p.message for p in info.value.problems}
+    assert 'expired on' in found[
+        'additionalParams.private_registries[0].ca_cert']
+    assert NEW_PASSWORD not in str(info.value)
+    assert instance.vnf_metadata['kubernetesMgmtParams'] == sealed
+
+
+def test_stored_camel_case_registries_are_replaced_not_doubled():
+    body = request(registry())['additionalParams']
+    param = body.pop('k8s_cluster_installation_param')
+    param['privateRegistries'] = param.pop('private_registries')
+    body['k8sClusterInstallationParam'] = param
+    assert snake_key('privateRegistries') == 'private_registries'
+    new = rotation.with_registries(body, [registry(password=NEW_PASSWORD)])
+    (reg,) = read_stored_params(new).registries
+    assert reg.password == NEW_PASSWORD
+    assert 'privateRegistries' not in new['k8sClusterInstallationParam']
+    assert body['k8sClusterInstallationParam']['privateRegistries'][0][
+        'password'] == PASSWORD     # the stored copy is not changed
+
+
+def test_validate_request_checks_the_registries_of_a_scale_or_heal():
+    bad = {'additionalParams': {'private_registries': [
+        registry(client_key=_key_pem(CA_KEY))]}}
+    for kind, body in ((lcm_requests.SCALE, {
+            'type': 'SCALE_OUT', 'aspectId': 'worker_instance', **bad}),
+            (lcm_requests.HEAL, bad)):
+        assert [(path, message) for path, message in
+                lcm_requests.request_findings(kind, body)] == [(
+                    ('additionalParams', 'private_registries', 0,
+                     'client_key'),
+                    'does not belong to client_cert (their public keys '
+                    'differ)')]
+
+
+def test_the_hosts_role_sends_the_registries_to_nodes_outside(plan_with):
+    plan = plan_with(request(registry()))
+    config = roles.hosts(plan, plan.masters[0])
+    contract.check('hosts', config)
+    assert config['REGISTRY_AUTH'] == roles.prepare(
+        plan, plan.workers[0])['REGISTRY_AUTH']
+    assert config['REGISTRY_MIRRORS'].startswith(
+        'registry.k8s.io=https://reg.site:5000/v2/k8s')

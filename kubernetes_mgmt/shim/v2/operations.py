@@ -30,11 +30,14 @@ from kubernetes_mgmt.operations.request import (
     SCALE_OUT,
     OperationRequest,
 )
-from kubernetes_mgmt.params import upgrade_request
+from kubernetes_mgmt.params import rotation, upgrade_request
 from kubernetes_mgmt.params.cluster_params import ClusterParams
 from kubernetes_mgmt.params.package_version import package_software_version
 from kubernetes_mgmt.params.schema import USER_DATA_CLASS_KEY, USER_DATA_KEY
-from kubernetes_mgmt.params.validate import parse_cluster_params
+from kubernetes_mgmt.params.validate import (
+    parse_cluster_params,
+    read_stored_params,
+)
 from kubernetes_mgmt.params.versions import package_problem
 from kubernetes_mgmt.remote import user_data
 from kubernetes_mgmt.shim import requests, tacker_objects
@@ -133,7 +136,27 @@ def terminate_start(call: Call) -> None:
     _forget(call, rollback=False)
 
 
+def rotate_registries(call: Call) -> None:
+    """A scale or heal request's ``private_registries`` replace the
+    stored ones, checked whole before any host, for this operation (its
+    end script gets the instance this script returns) and every later
+    one. Tacker keeps the instance this returns only if the operation
+    completes; a retry carries the same request and replaces them
+    again."""
+    new = rotation.new_registries(
+        tacker_objects.additional_params(call.request))
+    if new is None:
+        return
+    stored = rotation.with_registries(call.instance.stored_params(), new)
+    read_stored_params(stored)      # the whole, as later operations read it
+    call.instance.store_params(stored)
+    LOG.info('%s: instance %s: private registries replaced by the '
+             "request's (%s)", call.operation, call.instance.id,
+             ', '.join(e['registry'] for e in new) or 'none')
+
+
 def scale_start(call: Call) -> None:
+    rotate_registries(call)
     if tacker_objects.scale_type(call.request) != SCALE_IN:
         return
     scale.scale_in(call.day2_request(), call.store,
@@ -161,6 +184,7 @@ def scale_rollback_start(call: Call) -> None:
 
 
 def heal_start(call: Call) -> None:
+    rotate_registries(call)
     vnfcs = tacker_objects.vnfc_instance_ids(call.request)
     if vnfcs:
         heal.heal_start(call.day2_request(), call.store, vnfcs,
