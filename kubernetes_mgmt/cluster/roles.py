@@ -56,9 +56,9 @@ def upload_image_bundle(session: SshSession, plan: ClusterPlan,
     local = plan.package_root / image_bundle.BUNDLE_DIR
     for image in bundle.images:
         if have.get(image.file) != image.sha256:
-            session.upload((local / image.file).read_bytes(),
-                           f'{REMOTE_IMAGES}/{image.file}',
-                           step='upload image bundle', sudo=True)
+            session.upload_file(local / image.file,
+                                f'{REMOTE_IMAGES}/{image.file}',
+                                step='upload image bundle', sudo=True)
             have[image.file] = image.sha256
     session.upload(bundle.node_list(), f'{REMOTE_IMAGES}/bundle.list',
                    step='upload image bundle', sudo=True)

@@ -14,6 +14,7 @@ masked only where text is shown (logs, error messages).
 from __future__ import annotations
 
 import base64
+import itertools
 import posixpath
 import re
 import select
@@ -21,9 +22,10 @@ import shlex
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from pathlib import Path
+from typing import BinaryIO, TypeVar
 
 import paramiko
 
@@ -163,14 +165,30 @@ class SshSession:
         anywhere when the upload fails half-way. The transfer fails after
         ``timeout`` (``sftp_timeout``) seconds.
         """
-        payload = _as_bytes(data) or b''
+        self._upload(_as_bytes(data) or b'', remote_path, step=step,
+                     mode=mode, sudo=sudo, timeout=timeout)
+
+    def upload_file(self, local: Path, remote_path: str, *, step: str,
+                    mode: int = 0o644, sudo: bool = False,
+                    timeout: float | None = None) -> None:
+        """``upload`` of a local file, read piece by piece as it is sent:
+        an image archive of hundreds of MB never sits in memory whole."""
+        with open(local, 'rb') as source:
+            self._upload(source, remote_path, step=step, mode=mode,
+                         sudo=sudo, timeout=timeout)
+
+    def _upload(self, source: bytes | BinaryIO, remote_path: str, *,
+                step: str, mode: int, sudo: bool,
+                timeout: float | None) -> None:
         if not sudo or self._is_root():
             self._transfer(step, f'write {remote_path}', timeout,
-                       lambda t: _sftp_write(t, payload, remote_path, mode))
+                           lambda t: _sftp_write(t, _chunks(source),
+                                                 remote_path, mode))
             return
-        self.run(['install', '-D', '-m', f'{mode:o}', '/dev/stdin',
-                  remote_path], step=step, sudo=True, input=payload,
-                 timeout=timeout or CONF.kubernetes_mgmt.sftp_timeout)
+        self._execute(['install', '-D', '-m', f'{mode:o}', '/dev/stdin',
+                       remote_path], source, step=step,
+                      timeout=timeout or CONF.kubernetes_mgmt.sftp_timeout,
+                      check=True, as_root=True)
 
     def read_file(self, remote_path: str, *, step: str,
                   sudo: bool = False, timeout: float | None = None) -> bytes:
@@ -193,7 +211,8 @@ class SshSession:
 
     # -- internals --------------------------------------------------------
 
-    def _execute(self, argv: list[str], stdin: bytes | None, *, step: str,
+    def _execute(self, argv: list[str], stdin: bytes | BinaryIO | None,
+                 *, step: str,
                  timeout: float | None, check: bool, as_root: bool = False,
                  kill_on_timeout: bool = True) -> Result:
         limit = float(timeout or CONF.kubernetes_mgmt.command_timeout)
@@ -201,13 +220,14 @@ class SshSession:
         LOG.debug('[%s] %s: $ %s', self.endpoint.name, step, shown)
         command = shlex.join(['setsid', '-w', 'sh', '-c', _LEADER, 'sh',
                               *argv])
+        chunks = _chunks(stdin)
         if as_root:
-            command, stdin = self._with_sudo(command, stdin, step)
+            command, chunks = self._with_sudo(command, chunks, step)
         deadline = time.monotonic() + limit
         chan = self._open_channel(step, limit)
         started = time.monotonic()
         try:
-            status, out, err = self._converse(chan, command, stdin,
+            status, out, err = self._converse(chan, command, chunks,
                                               deadline, step)
         except _Expired as expired:
             chan.close()
@@ -230,16 +250,16 @@ class SshSession:
         return result
 
     def _converse(self, chan: paramiko.Channel, command: str,
-                  stdin: bytes | None, deadline: float,
+                  stdin: Iterable[bytes], deadline: float,
                   step: str) -> tuple[int, bytes, bytes]:
         """Start ``command`` on ``chan``, feed it ``stdin``, collect its
         exit status and output, all before ``deadline``."""
         self._request(chan, deadline, step,
                       lambda: chan.exec_command(command))
-        if stdin:
+        for chunk in stdin:
             chan.settimeout(max(0.001, deadline - time.monotonic()))
             try:
-                chan.sendall(stdin)
+                chan.sendall(chunk)
             except TimeoutError:    # the host stopped reading its input
                 raise _Expired(b'') from None
         chan.shutdown_write()
@@ -296,8 +316,8 @@ class SshSession:
     def _is_root(self) -> bool:
         return self.endpoint.login.username == 'root'
 
-    def _with_sudo(self, command: str, stdin: bytes | None,
-                   step: str) -> tuple[str, bytes | None]:
+    def _with_sudo(self, command: str, stdin: Iterator[bytes],
+                   step: str) -> tuple[str, Iterator[bytes]]:
         # -k ignores cached credentials so sudo always reads the password we
         # send; otherwise the password line would reach the command's stdin.
         if self._sudo_password_needed(step):
@@ -310,7 +330,7 @@ class SshSession:
                     'README, "Security")')
             password = self.endpoint.login.password.encode() + b'\n'
             return (f"sudo -k -S -p '' -- {command}",
-                    password + (stdin or b''))
+                    itertools.chain([password], stdin))
         return f'sudo -n -- {command}', stdin
 
     def _sudo_password_needed(self, step: str) -> bool:
@@ -401,13 +421,27 @@ class _Transfer:
         return fn(*args)
 
 
-def _sftp_write(t: _Transfer, payload: bytes, path: str, mode: int) -> None:
+def _chunks(source: bytes | BinaryIO | None) -> Iterator[bytes]:
+    """``source`` (data or an open file) in pieces of at most
+    ``_SFTP_CHUNK`` bytes, read as they are asked for."""
+    if source is None:
+        return
+    if isinstance(source, bytes):
+        for start in range(0, len(source), _SFTP_CHUNK):
+            yield source[start:start + _SFTP_CHUNK]
+        return
+    while chunk := source.read(_SFTP_CHUNK):
+        yield chunk
+
+
+def _sftp_write(t: _Transfer, chunks: Iterable[bytes], path: str,
+                mode: int) -> None:
     _sftp_makedirs(t, posixpath.dirname(path))
     f = t.call(t.sftp.open, path, 'wb')
     try:
         t.call(f.chmod, mode)  # before the content: secrets stay private
-        for start in range(0, len(payload), _SFTP_CHUNK):
-            t.call(f.write, payload[start:start + _SFTP_CHUNK])
+        for chunk in chunks:
+            t.call(f.write, chunk)
         t.call(f.close)
     except TimeoutError:
         raise  # the channel is dropped; closing would wait again

@@ -1,5 +1,6 @@
 """The SSH layer against real OpenSSH servers in lab VMs."""
 import contextlib
+import hashlib
 import logging
 import os
 import secrets
@@ -67,6 +68,35 @@ def test_one_connection_per_host_serves_commands_and_sftp(lab):
                                ['stat', '-c', '%U %a',
                                 '/etc/kmgmt-test/x.conf'])
         assert stat.stdout.split() == ['root', '600']
+
+
+def test_a_large_file_is_streamed_whole_to_a_root_owned_path(
+        lab, tmp_path):
+    # An image archive: sent piece by piece, with sudo through install's
+    # stdin and as the login user through SFTP; both arrive whole.
+    local = tmp_path / 'image.tar'
+    data = os.urandom(12 * 1024 * 1024 + 123)
+    local.write_bytes(data)
+    host = lab.state.hosts[0]
+    home = f'/home/{lab.state.username}'
+    with Sessions(lab.known_hosts()) as sessions:
+        session = sessions.get(endpoint(lab, host))
+        session.upload_file(local, '/var/lib/kmgmt-test/image.tar',
+                            step='upload image bundle', sudo=True)
+        session.upload_file(local, f'{home}/image.tar', step='upload',
+                            mode=0o600)
+        sums = session.run(['sha256sum', '/var/lib/kmgmt-test/image.tar',
+                            f'{home}/image.tar'], step='check', sudo=True)
+    expected = hashlib.sha256(data).hexdigest()
+    assert [line.split()[0] for line in sums.stdout.splitlines()] == [
+        expected, expected]
+    owners = lab.run_in_host(host.name, [
+        'stat', '-c', '%U %a', '/var/lib/kmgmt-test/image.tar',
+        f'{home}/image.tar'])
+    assert owners.stdout.split('\n')[:2] == [
+        'root 644', f'{lab.state.username} 600']
+    lab.run_in_host(host.name, ['rm', '-rf', '/var/lib/kmgmt-test',
+                                f'{home}/image.tar'])
 
 
 def test_host_whose_sshd_starts_late_is_reached(lab):
