@@ -9,10 +9,12 @@ stored in the VNF instance (``state.instance_state``).
 from __future__ import annotations
 
 from kubernetes_mgmt import redact
+from kubernetes_mgmt.errors import Problem, ValidationError
 from kubernetes_mgmt.operations import heal, rebuild, scale, terminate
 from kubernetes_mgmt.operations.access import vm_user_data
 from kubernetes_mgmt.operations.instantiate import instantiate
 from kubernetes_mgmt.operations.request import SCALE_OUT
+from kubernetes_mgmt.params import rotation
 from kubernetes_mgmt.params.validate import parse_cluster_params
 from kubernetes_mgmt.remote import user_data
 from kubernetes_mgmt.shim import requests, tacker_objects
@@ -75,6 +77,8 @@ class Lifecycle:
                     grant_request, **kwargs):
         # SCALE_IN before Heat removes the VMs; a SCALE_OUT request here
         # is the rollback of a failed scale-out (only scale_name_list).
+        if tacker_objects.scale_type(scale_vnf_request) != SCALE_OUT:
+            _refuse_new_registries(scale_vnf_request)
         scale.scale_in(requests.day2_request(vnf_instance),
                        TackerInstanceStore(vnf_instance, context),
                        requests.scale_request(scale_vnf_request),
@@ -85,6 +89,9 @@ class Lifecycle:
         if tacker_objects.scale_type(scale_vnf_request) != SCALE_OUT:
             _nothing_to_do('scale_end', vnf_instance)
             return
+        # After Heat (v1 runs nothing before a scale-out): the new VMs
+        # stay until op rollback, no node is touched.
+        _refuse_new_registries(scale_vnf_request)
         scale.scale_out(requests.day2_request(
             vnf_instance, vnf=kwargs.get('vnf'), grant=grant,
             grant_request=grant_request),
@@ -94,6 +101,7 @@ class Lifecycle:
 
     def heal_start(self, context, vnf_instance, heal_vnf_request, grant,
                    grant_request, **kwargs):
+        _refuse_new_registries(heal_vnf_request)
         vnfcs = tacker_objects.vnfc_instance_ids(heal_vnf_request)
         request = requests.day2_request(vnf_instance)
         store = TackerInstanceStore(vnf_instance, context)
@@ -136,6 +144,19 @@ class Lifecycle:
     def modify_information_end(self, context, vnf_instance,
                                modify_vnf_request, **kwargs):
         _nothing_to_do('modify_information_end', vnf_instance)
+
+
+def _refuse_new_registries(request) -> None:
+    """New registries (``params.rotation``) come through the v2 API
+    only: v1 keeps the instantiate request's parameters where the driver
+    cannot replace them, and a request whose registries went unread
+    would fail later, at a pull."""
+    if rotation.KEY in tacker_objects.additional_params(request):
+        raise ValidationError([Problem(
+            f'additionalParams.{rotation.KEY}',
+            "Tacker's v1 API keeps the registries of instantiate: new "
+            "ones come with a v2 scale or heal request (docs: "
+            "air-gapped-sites.rst, \"New credentials, a new CA\")")])
 
 
 def _nothing_to_do(hook: str, vnf_instance) -> None:

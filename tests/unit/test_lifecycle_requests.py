@@ -213,3 +213,23 @@ def test_operations_need_the_stored_request():
         Lifecycle().scale_end(
             None, inst, tacker_scale_request('SCALE_OUT', 'worker_instance'),
             None, None, scale_out_id_list=['x'])
+
+
+@pytest.mark.parametrize('hook, request_', [
+    ('scale_start', tacker_shapes.ScaleVnfRequest(
+        type='SCALE_IN', aspect_id='worker_instance',
+        additional_params={'private_registries': []})),
+    ('scale_end', tacker_shapes.ScaleVnfRequest(
+        type='SCALE_OUT', aspect_id='worker_instance',
+        additional_params={'private_registries': []})),
+    ('heal_start', tacker_shapes.HealVnfRequest(
+        vnfc_instance_id=['vnfc-1'],
+        additional_params={'private_registries': []}))])
+def test_v1_refuses_new_registries_it_could_not_keep(hook, request_):
+    inst = stored_instance()
+    with pytest.raises(ValidationError) as info:
+        getattr(Lifecycle(), hook)(None, inst, request_, None, None)
+    (problem,) = info.value.problems
+    assert problem.path == 'additionalParams.private_registries'
+    assert "v1 API keeps the registries of instantiate" in problem.message
+    assert inst.saves == 0 and not inst.vnf_metadata
