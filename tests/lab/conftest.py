@@ -49,3 +49,33 @@ def lab():
         yield the_lab
     finally:
         the_lab.down()
+
+
+# -- a registry's CA and a small real image, for the registry modules ------
+# Each such module defines its own ``reg`` (where the registry listens
+# differs); ``pushed`` puts the image into that one.
+
+@pytest.fixture(scope='module')
+def ca():
+    """The site CA that signs the module's registry certificate."""
+    from kubernetes_mgmt_lab import pki
+
+    return pki.Authority.new('kubernetes-mgmt-lab-site-ca')
+
+
+@pytest.fixture(scope='module')
+def layout(tmp_path_factory):
+    """``lab/true:1.0``: a one-layer image of a small static program."""
+    from kubernetes_mgmt_lab import oci_images
+
+    return oci_images.build(str(tmp_path_factory.mktemp('layout')),
+                            'lab/true', '1.0')
+
+
+@pytest.fixture(scope='module')
+def pushed(reg, layout) -> str:
+    """``layout`` in the module's registry under its own name and tag;
+    its manifest digest."""
+    from kubernetes_mgmt_lab import oci_images
+
+    return oci_images.push(layout, reg, f'{layout.name}:{layout.tag}')

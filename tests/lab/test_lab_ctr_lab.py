@@ -40,7 +40,7 @@ CERTS_D = '/etc/containerd/certs.d'
 # The site's name in image references: only the mirror entry of the
 # VM's hosts.toml leads to the registry.
 SITE_NAME = 'registry.airgap.lab:5000'
-REPO = 'lab/true:1.0'
+REPO = 'lab/true:1.0'      # conftest's layout, pushed
 REF = f'{SITE_NAME}/{REPO}'
 PULL = ['ctr', '--namespace', 'k8s.io', 'images', 'pull', '--hosts-dir']
 LIST = ['ctr', '-n', 'k8s.io', 'images', 'ls', '-q']
@@ -74,26 +74,10 @@ def names(vms) -> list[str]:
 
 
 @pytest.fixture(scope='module')
-def ca() -> pki.Authority:
-    return pki.Authority.new('kubernetes-mgmt-lab-site-ca')
-
-
-@pytest.fixture(scope='module')
 def reg(vms, ca, tmp_path_factory):
     with registry.running(str(tmp_path_factory.mktemp('registry')),
                           vms.state.gateway, ca=ca, mutual_tls=True) as r:
         yield r
-
-
-@pytest.fixture(scope='module')
-def layout(tmp_path_factory) -> oci_images.OciLayout:
-    return oci_images.build(str(tmp_path_factory.mktemp('layout')),
-                            'lab/true', '1.0')
-
-
-@pytest.fixture(scope='module')
-def pushed(reg, layout) -> str:
-    return oci_images.push(layout, reg, REPO)
 
 
 def write_tree(lab, vm: str, certs_d: str, reg: registry.LabRegistry,

@@ -30,7 +30,7 @@ PROGRAMS = {'/usr/bin/containerd': 'containerd', '/usr/bin/ctr':
 # The name a site's image references carry; nothing resolves it, so a
 # pull reaches the registry only through a mirror entry.
 SITE_NAME = 'registry.airgap.lab:5000'
-REPO = 'lab/true:1.0'
+REPO = 'lab/true:1.0'      # conftest's layout, pushed
 IP = '127.0.0.1'
 
 
@@ -45,26 +45,10 @@ def machine() -> None:
 
 
 @pytest.fixture(scope='module')
-def ca() -> pki.Authority:
-    return pki.Authority.new('kubernetes-mgmt-lab-site-ca')
-
-
-@pytest.fixture(scope='module')
 def reg(machine, ca, tmp_path_factory):
     with registry.running(str(tmp_path_factory.mktemp('registry')), IP,
                           ca=ca, mutual_tls=True) as r:
         yield r
-
-
-@pytest.fixture(scope='module')
-def layout(tmp_path_factory) -> oci_images.OciLayout:
-    return oci_images.build(str(tmp_path_factory.mktemp('layout')),
-                            'lab/true', '1.0')
-
-
-@pytest.fixture(scope='module')
-def pushed(reg, layout) -> str:
-    return oci_images.push(layout, reg, REPO)
 
 
 @pytest.fixture(scope='module')
