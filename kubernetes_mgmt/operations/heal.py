@@ -333,8 +333,9 @@ def heal_end(request: OperationRequest, store: InstanceStore,
     # A rebuilt VM is a new Nova server: its key is the one it publishes.
     with op.setup(plan) as setup:
         with declare.tokens_deleted_on_failure(setup):
-            op.run(heal_end_graph(op, setup, nodes, moved, labels,
-                                  storage_server=bool(server)))
+            op.run(heal_end_graph(
+                op, setup, nodes, moved, labels, storage_server=bool(server),
+                refresh_others=request.registries_replaced))
     for vnfc_id, node in healed:
         for server_id, record in list(op.state.node_records().items()):
             if record.name == node.name:
@@ -352,13 +353,15 @@ def heal_end(request: OperationRequest, store: InstanceStore,
 def heal_end_graph(op: OperationContext, setup: ClusterSetup,
                    nodes: Sequence[Node],
                    moved: Sequence[Node], labels: dict[str, dict[str, str]],
-                   storage_server: bool = False) -> Graph:
+                   storage_server: bool = False,
+                   refresh_others: bool = False) -> Graph:
     """The rebuilt VMs become nodes again: each is prepared, its old
     self (node object, etcd member) removed unless it has joined, then it
     joins (masters one at a time). Once all are Ready: HAProxy on every
     master again, the VIP back on the first master if it was rebuilt,
-    labels, and - if an address changed - every other node's
-    /etc/hosts. A rebuilt storage server is set up and the PVs
+    labels, and - if an address changed, or ``refresh_others`` (the
+    request replaced the registries) - every other node's /etc/hosts
+    and registries. A rebuilt storage server is set up and the PVs
     registered again. The certificates of the masters that stay are
     read (renewed where due) before anything joins."""
     graph = Graph(op.operation)
@@ -367,7 +370,8 @@ def heal_end_graph(op: OperationContext, setup: ClusterSetup,
                           op.choose_master(graph, setup, names),
                           state=op.state)
     if nodes:
-        _rejoin(graph, setup, master, nodes, moved, labels)
+        _rejoin(graph, setup, master, nodes, moved, labels,
+                refresh_others)
     if storage_server:
         server = declare.storage_server(graph, setup)
         declare.register_volumes(graph, setup, master, [server])
@@ -376,7 +380,8 @@ def heal_end_graph(op: OperationContext, setup: ClusterSetup,
 
 def _rejoin(graph: Graph, setup: ClusterSetup, master: Master,
             nodes: Sequence[Node], moved: Sequence[Node],
-            labels: dict[str, dict[str, str]]) -> None:
+            labels: dict[str, dict[str, str]],
+            refresh_others: bool = False) -> None:
     plan = setup.plan
     prepared = declare.prepare(graph, setup, nodes)
     cleared = {n.name: graph.add(
@@ -406,7 +411,9 @@ def _rejoin(graph: Graph, setup: ClusterSetup, master: Master,
                           deadline=VIP_TAKEOVER_DEADLINE),
                       needs=list(lbs.values()))
     declare.label_nodes(graph, setup, labels, master, [ready])
-    if moved:   # a new address: every node's /etc/hosts changes
+    # A new address changes every node's /etc/hosts; new registries
+    # every node's certs.d.
+    if moved or refresh_others:
         declare.bystander_hosts(graph, setup,
                               [n for n in plan.nodes if n not in nodes],
                               [ready])

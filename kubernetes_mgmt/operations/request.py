@@ -53,6 +53,9 @@ class OperationRequest:
     zones: Mapping[str, str] = field(default_factory=dict)
     # vnfConfigurableProperties.isAutohealEnabled: an alert may heal.
     autoheal: bool = False
+    # The request replaced the stored registries (params.rotation): the
+    # nodes outside the operation get them too.
+    registries_replaced: bool = False
 
     def vnfc_of_server(self) -> dict[str, str]:
         """Nova server id -> the VNFC id Tacker records for it."""

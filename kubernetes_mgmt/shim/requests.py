@@ -15,7 +15,8 @@ from kubernetes_mgmt.shim import tacker_objects
 def operation_request(vnf_instance: Any, *,
                       params: ClusterParams | None = None,
                       vnf: dict | None = None, grant: Any = None,
-                      grant_request: Any = None) -> OperationRequest:
+                      grant_request: Any = None,
+                      registries_replaced: bool = False) -> OperationRequest:
     """What an operation reads of the instance: its id and stack, the
     VNFCs Tacker recorded, the zones a grant gave (``params``: the
     cluster parameters, when the operation needs them)."""
@@ -25,7 +26,8 @@ def operation_request(vnf_instance: Any, *,
         stack_id=tacker_objects.stack_id_if_any(vnf_instance, vnf),
         vnfcs=tacker_objects.vnfc_resources(vnf_instance),
         zones=tacker_objects.grant_zones(grant, grant_request, vnf_instance),
-        autoheal=tacker_objects.autoheal_enabled(vnf_instance))
+        autoheal=tacker_objects.autoheal_enabled(vnf_instance),
+        registries_replaced=registries_replaced)
 
 
 def stored_params(vnf_instance: Any) -> ClusterParams | None:

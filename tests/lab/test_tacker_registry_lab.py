@@ -74,6 +74,7 @@ class Env:
             body = json.load(f)
         body['additionalParams']['private_registries'] = list(entries)
         path = self.root.of('requests', f'{name}.json')
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
                           0o600), 'w', encoding='utf-8') as f:
             json.dump(body, f)
@@ -220,23 +221,30 @@ def _pull_again(env: Env, vnfc: inspect.Vnfc) -> None:
     assert pulled.returncode == 0, pulled.stderr
 
 
-def test_a_healed_worker_gets_the_new_credentials(env):
+def test_a_heal_replaces_them_again_on_every_node(env):
+    old_auth = env.reg.basic_auth
     before = env.vnfcs()
     target = next(v for v in before if v.vdu == WORKER)
     info = env.op.show(env.vnf_id)['Instantiated Vnf Info']
     by_server = {v['vnfcResourceInfoId']: v['id'] for v in info['vnfcInfo']}
+    env.restart_registry('Healed-' + env.reg.password[:10])
     start = len(registry.requests(env.reg))
     env.op.heal(env.vnf_id, (by_server[target.server_id],),
-                params=USER_DATA)
+                params=env.params_file('rotated-heal', env.entry()))
     after = env.vnfcs()
-    healed = [v for v in after if v.vdu == WORKER and v.server_id not in
+    healed = [v for v in after if v.server_id not in
               {b.server_id for b in before}]
-    assert len(healed) == 1
-    assert env.reg.basic_auth in _hosts_toml(env, healed[0])
+    assert [v.vdu for v in healed] == [WORKER]
+    # The healed worker pulled with the newest password; the others,
+    # outside the heal and at the same addresses, took it too.
+    for vnfc in after:
+        text = _hosts_toml(env, vnfc)
+        assert env.reg.basic_auth in text and old_auth not in text, vnfc
+    _pull_again(env, next(v for v in after if v.vdu != WORKER))
     seen = _requests_since(env, start)
     assert [r for r in seen if r.status == 401] == []
-    assert any('/v2/pause/manifests/' in r.path and r.status == 200
-               for r in seen), seen
+    assert sum(1 for r in seen if '/v2/pause/manifests/' in r.path
+               and r.status == 200) >= 2, seen
 
 
 def test_no_registry_secret_in_logs_argv_or_other_files(env):

@@ -28,3 +28,19 @@ def test_the_steps_that_ask_tacker_refuse_in_a_printed_plan(
     for step in steps:
         with pytest.raises(PlanOnlyError, match='Tacker is not asked'):
             step.action(None)
+
+
+@pytest.mark.parametrize('replaced', [False, True])
+def test_a_heal_with_new_registries_refreshes_every_other_node(
+        plan, replaced):
+    # Same addresses: /etc/hosts needs no change, but registries a heal
+    # request replaced must reach the nodes outside it.
+    healed = plan.workers[0]
+    op = plans._context('heal', plan)
+    graph = plans.heal.heal_end_graph(
+        op, plans.plan_only(plan, 'heal'), [healed], (), {},
+        refresh_others=replaced)
+    refreshed = {step.host for step in graph.steps
+                 if step.name == 'update /etc/hosts'}
+    others = {n.label for n in plan.nodes if n is not healed}
+    assert refreshed == (others if replaced else set())

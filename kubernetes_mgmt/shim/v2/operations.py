@@ -74,9 +74,11 @@ class Call:
         return Path(self.csar_dir)
 
     def day2_request(self, **kwargs: Any) -> OperationRequest:
-        return requests.day2_request(self.instance, grant=self.grant,
-                                     grant_request=self.grant_request,
-                                     **kwargs)
+        return requests.day2_request(
+            self.instance, grant=self.grant,
+            grant_request=self.grant_request,
+            registries_replaced=rotation.KEY in
+            tacker_objects.additional_params(self.request), **kwargs)
 
 
 def driver_request(request: dict) -> dict:
