@@ -107,12 +107,16 @@ def _packages(plan: ClusterPlan, minor: str) -> Config:
     }
 
 
-def prepare(plan: ClusterPlan, node: Node) -> Config:
+def prepare(plan: ClusterPlan, node: Node, minor: str | None = None
+            ) -> Config:
+    """``node`` made ready to join, with the packages (and image bundle)
+    of ``minor``, by default the cluster's."""
+    minor = minor or plan.kubernetes_version
     return {
         **_base(node),
-        **_packages(plan, plan.kubernetes_version),
+        **_packages(plan, minor),
         **registry_keys(plan.params),
-        **_bundle_keys(plan, plan.kubernetes_version),
+        **_bundle_keys(plan, minor),
         # containerd's sandbox image: <repository>/pause:<kubeadm's tag>.
         'IMAGE_REPOSITORY': plan.sandbox_repository,
         'HOSTS': _hosts(plan),
@@ -260,15 +264,17 @@ _SAMPLE_SECRETS = JoinSecrets('abcdef.0123456789abcdef', '0' * 64,
 _SAMPLE_VRRP_PASSWORD = 'abcd1234'  # noqa: S105 (a stand-in)
 
 
-def _every_config(plan: ClusterPlan) -> Iterator[tuple[str, Config]]:
-    """Each role's configuration for each node it can run on."""
+def _every_config(plan: ClusterPlan, minor: str
+                  ) -> Iterator[tuple[str, Config]]:
+    """Each role's configuration for each node it can run on, the
+    packages' at ``minor``."""
     secrets = _SAMPLE_SECRETS
     for node in plan.nodes:
-        yield 'prepare', prepare(plan, node)
+        yield 'prepare', prepare(plan, node, minor)
         yield 'hosts', hosts(plan, node)
         yield 'status', status(node)
         yield 'reset', reset(node)
-        yield 'upgrade', upgrade(plan, node, plan.kubernetes_version,
+        yield 'upgrade', upgrade(plan, node, minor,
                                  'apply' if node in plan.masters else 'node')
     for rank, node in enumerate(plan.masters):
         if plan.ha:
@@ -285,12 +291,15 @@ def _every_config(plan: ClusterPlan) -> Iterator[tuple[str, Config]]:
         yield 'storage', storage_server(plan)
 
 
-def check_plan(plan: ClusterPlan) -> None:
+def check_plan(plan: ClusterPlan, minor: str | None = None) -> None:
     """ContractViolation listing every role, key and node whose
     configuration, as built from ``plan``, the install script would
-    refuse: checked before any host is touched. Values are not shown."""
+    refuse: checked before any host is touched. Values are not shown.
+    ``minor``: the one whose packages (and image bundle) the operation
+    installs, by default the cluster's; MgmtDriverError when the
+    package's bundle is of another."""
     found: dict[tuple[str, str], list[str]] = {}
-    for role, config in _every_config(plan):
+    for role, config in _every_config(plan, minor or plan.kubernetes_version):
         node = str(config.get('NODE_NAME'))
         for problem in contract.problems(role, config):
             nodes = found.setdefault((role, problem), [])

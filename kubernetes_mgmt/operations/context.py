@@ -70,15 +70,16 @@ class OperationContext:
 
     # -- the cluster plan ---------------------------------------------------
 
-    def read_plan(self, *, settled: bool = False,
-                  install: bool = False) -> ClusterPlan:
+    def read_plan(self, *, settled: bool = False, install: bool = False,
+                  minor: str | None = None) -> ClusterPlan:
         """The cluster as the current Heat stack holds it, planned from
         the cluster's record. ``settled``: after Tacker's stack update,
         once Heat has finished with the stack, successfully. ``install``:
         the operation installs the cluster (instantiate, a heal of the
         whole VNF): a re-run follows the record of the first build, a new
         stack gets a new endpoint, and the record is frozen now if the
-        cluster has none for this stack."""
+        cluster has none for this stack. ``minor``: the one the
+        operation installs, when not the cluster's (an upgrade's)."""
         with self.progress.phase('read topology'):
             params = self.request.cluster_params()
             heat = self.store.heat()
@@ -98,7 +99,7 @@ class OperationContext:
                     topology, root)
                 plan = build_plan(self.instance_id, params, topology, root,
                                   record=record)
-            roles.check_plan(plan)  # before any host is touched
+            roles.check_plan(plan, minor)  # before any host is touched
             _warn_unverified_registries(self.who, params)
         if install and (self.state.record is None
                         or self.state.stack_id != stack_id):

@@ -78,7 +78,7 @@ def upgrade(request: OperationRequest, store: InstanceStore, target: str,
             options: UpgradeOptions) -> Progress:
     op = OperationContext.open(OPERATION, request, store)
     minor = target_minor(op.state, op.instance_id, target)
-    plan = op.read_plan()
+    plan = op.read_plan(minor=str(minor))
     _require_bundle(op, plan, str(minor))
     LOG.info('%s: %s to %s, %d master(s) then %d worker(s), at most %d '
              'worker(s) at once', op.who, plan.kubernetes_version, minor,

@@ -4,6 +4,7 @@ node's install script reads. Archives are real OCI archives (the lab's
 ``oci_images``), read as tar files only."""
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import shutil
@@ -157,6 +158,15 @@ def test_the_plan_sends_the_bundle_for_its_minor_only(archives, tmp_path,
     # An upgrade to 1.38 with this package: refused before any host.
     with pytest.raises(MgmtDriverError, match=r'need a bundle of 1\.38'):
         roles.upgrade(plan, plan.workers[0], '1.38', 'node')
+    with pytest.raises(MgmtDriverError, match=r'need a bundle of 1\.38'):
+        roles.check_plan(plan, '1.38')
+    # The cluster still on 1.36, upgraded with this package: what the
+    # operation installs is 1.37, which the bundle is for (a prepare at
+    # 1.36 would need another bundle, and none runs in an upgrade).
+    older = dataclasses.replace(plan, kubernetes_version='1.36')
+    with pytest.raises(MgmtDriverError, match=r'need a bundle of 1\.36'):
+        roles.check_plan(older)
+    roles.check_plan(older, '1.37')
 
 
 def test_an_archive_of_two_images_is_refused(archives, tmp_path):
