@@ -16,7 +16,7 @@ import pytest
 SLOWEST_FIRST = (
     'test_tacker_lifecycle_lab', 'test_tacker_cnf_story_lab',
     'test_tacker_v2_lab', 'test_tacker_autoheal_lab',
-    'test_tacker_upgrade_lab',
+    'test_tacker_upgrade_lab', 'test_tacker_registry_lab',
     'test_readme_session_lab', 'test_lifecycle_lab',
     'test_resume_lab', 'test_bystanders_lab', 'test_tacker_services_lab',
     'test_demo_lab', 'test_one_process_lab',
