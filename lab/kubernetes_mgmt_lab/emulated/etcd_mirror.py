@@ -99,6 +99,10 @@ def sync(cluster_dir: str, state: dict, before: dict[Key, str] | None,
                        STRICT_TIMEOUT if strict else LENIENT_TIMEOUT)
     try:
         applied = _write(gateway, state, mirror, before, after)
+        if not applied and _own_late_write(mirror, gateway.get(MARKER)):
+            # Not a restore: write the whole working copy over it.
+            _adopt(mirror, gateway.get(MARKER))
+            applied = _write(gateway, state, mirror, before, after)
     except EtcdError as exc:
         if strict:
             raise MirrorError(exc.message) from None
@@ -136,6 +140,30 @@ def _write(gateway: Gateway, state: dict, mirror: dict,
     mirror.update(rv=marker, writes=int(mirror.get('writes', 0)) + 1)
     mirror.pop('stale', None)
     return True
+
+
+def _writes_of(marker: str | None) -> int:
+    """The lab's write count a marker carries (``<rv>.<writes>``)."""
+    try:
+        return int(str(marker).rsplit('.', 1)[1])
+    except (IndexError, ValueError):
+        return -1
+
+
+def _own_late_write(mirror: dict, marker: str | None) -> bool:
+    """etcd's marker counts more writes than the lab recorded: a write
+    whose client gave up while etcd had no quorum, committed once the
+    quorum came back. A snapshot restore brings an older marker back;
+    reloading etcd's objects now would undo every later change of the
+    working copy (a kubelet's Ready status written since)."""
+    return marker is not None and \
+        _writes_of(marker) > int(mirror.get('writes', 0))
+
+
+def _adopt(mirror: dict, marker: str | None) -> None:
+    """Take the late write's marker as the last written, and have the
+    next write put the whole working copy over what it wrote."""
+    mirror.update(rv=marker, writes=_writes_of(marker), stale=True)
 
 
 def _reload(state: dict, gateway: Gateway) -> None:
@@ -185,8 +213,12 @@ def reload_if_restored(cluster_dir: str, near: str | None = None) -> bool:
         if not wait_until(read, deadline=RELOAD_DEADLINE, ceiling=0.5):
             return False
         marker = found[0]
-        mirror = state.get('etcd_mirror') or {}
+        mirror = state.setdefault('etcd_mirror', {})
         if marker is None or marker == mirror.get('rv'):
+            return False
+        if _own_late_write(mirror, marker):
+            _adopt(mirror, marker)
+            save()
             return False
         _reload(state, gateway)
         save()
