@@ -15,7 +15,6 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from kubernetes_mgmt import redact
 from kubernetes_mgmt.errors import Problem, ValidationError
 from kubernetes_mgmt.params import registries
 from kubernetes_mgmt.params.casing import snake_key
@@ -42,7 +41,9 @@ def new_registries(additional: Any, base: str = 'additionalParams'
                    ) -> list[dict] | None:
     """The registries a scale or heal request's additionalParams give
     (None: it gives none, the stored ones stay). ValidationError lists
-    every problem, paths under ``base``, before any host is touched."""
+    every problem, paths under ``base``, before any host is touched. Its
+    secrets are masked once the parameters it goes into are read
+    (``validate.read_stored_params``)."""
     if not isinstance(additional, dict) or KEY not in additional:
         return None
     found = registry_findings(additional)
@@ -50,9 +51,7 @@ def new_registries(additional: Any, base: str = 'additionalParams'
         found.sort(key=lambda f: sort_key(f[0]))
         raise ValidationError([Problem(render(base, path), message)
                                for path, message in dict.fromkeys(found)])
-    entries, _ = registries.build({KEY: additional[KEY]})
-    redact.register(*(s for entry in entries for s in entry.secrets()))
-    return copy.deepcopy(additional[KEY])
+    return additional[KEY]
 
 
 def with_registries(stored: dict, new: list[dict]) -> dict:

@@ -99,9 +99,10 @@ def sync(cluster_dir: str, state: dict, before: dict[Key, str] | None,
                        STRICT_TIMEOUT if strict else LENIENT_TIMEOUT)
     try:
         applied = _write(gateway, state, mirror, before, after)
-        if not applied and _own_late_write(mirror, gateway.get(MARKER)):
+        marker = None if applied else gateway.get(MARKER)
+        if _own_late_write(mirror, marker):
             # Not a restore: write the whole working copy over it.
-            _adopt(mirror, gateway.get(MARKER))
+            _adopt(mirror, marker)
             applied = _write(gateway, state, mirror, before, after)
     except EtcdError as exc:
         if strict:
